@@ -1,0 +1,3 @@
+"""RAGit: commit-bound retrieval memory for AI coding agents."""
+
+__version__ = "0.1.0"

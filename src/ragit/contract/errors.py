@@ -1,0 +1,409 @@
+"""The typed error catalog of the contract (contract.md §3).
+
+Every operational failure RAGit reports is a :class:`RagitError`. Each subclass
+fixes a stable ``code``, a ``category``, the process ``exit_code`` and whether a
+retry can succeed; instances carry structured ``details`` and a ``recovery``
+command. The CLI's ``main()`` and the MCP server are the only places that turn
+them into envelopes and exit codes.
+
+    RagitError
+    ├── InvalidInputError                 category invalid_input, exit 2
+    │   ├── InputInvalid                  INPUT_INVALID
+    │   ├── SnapshotRefInvalid            SNAPSHOT_REF_INVALID
+    │   ├── SnapshotRefAmbiguous          SNAPSHOT_REF_AMBIGUOUS
+    │   ├── IngestBaseNotAncestor         INGEST_BASE_NOT_ANCESTOR
+    │   └── McpInvalidInput               MCP_INVALID_INPUT (MCP only)
+    ├── NotReadyError                     category not_ready, exit 3
+    │   ├── SnapshotNotIndexed            SNAPSHOT_NOT_INDEXED
+    │   ├── SnapshotStoreUnavailable      SNAPSHOT_STORE_UNAVAILABLE
+    │   ├── NotAGitRepository             NOT_A_GIT_REPOSITORY
+    │   ├── NotInitialized                NOT_INITIALIZED
+    │   ├── IngestBaseNotIndexed          INGEST_BASE_NOT_INDEXED
+    │   ├── IngestCandidatesDirty         INGEST_CANDIDATES_DIRTY
+    │   ├── IngestRecoveryRequired        INGEST_RECOVERY_REQUIRED
+    │   ├── StoreWriteLockStale           STORE_WRITE_LOCK_STALE
+    │   ├── EmbeddingCredentialsMissing   EMBEDDING_CREDENTIALS_MISSING
+    │   ├── DoctorChecksFailed            DOCTOR_CHECKS_FAILED (exit 1)
+    │   └── McpRemoteEmbeddingCacheMiss   MCP_REMOTE_EMBEDDING_CACHE_MISS (MCP only)
+    ├── CorruptError                      category corrupt_or_incompatible, exit 4
+    │   ├── SnapshotManifestInvalid       SNAPSHOT_MANIFEST_INVALID
+    │   └── SnapshotSchemaUnsupported     SNAPSHOT_SCHEMA_UNSUPPORTED
+    └── TransientError                    category transient, exit 3
+        ├── StoreWriteBusy                STORE_WRITE_BUSY
+        ├── StoreReadBusy                 STORE_READ_BUSY
+        ├── EmbeddingProviderFailed       EMBEDDING_PROVIDER_FAILED
+        ├── RepositoryStateChanged        REPOSITORY_STATE_CHANGED
+        └── McpInternalError              MCP_INTERNAL_ERROR (MCP only)
+
+Messages never contain secrets or private query text; ``details`` hold only
+identifiers, paths and counts.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+INVALID_INPUT = "invalid_input"
+NOT_READY = "not_ready"
+CORRUPT = "corrupt_or_incompatible"
+TRANSIENT = "transient"
+
+EXIT_OK = 0
+EXIT_UNEXPECTED = 1
+EXIT_INVALID_INPUT = 2
+EXIT_NOT_READY = 3
+EXIT_CORRUPT = 4
+EXIT_INTERRUPTED = 130
+
+
+class RagitError(Exception):
+    """Base of every typed, operational RAGit failure."""
+
+    code: ClassVar[str] = "RAGIT_ERROR"
+    category: ClassVar[str] = NOT_READY
+    exit_code: ClassVar[int] = EXIT_NOT_READY
+    retryable_default: ClassVar[bool] = False
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        details: dict[str, Any] | None = None,
+        recovery: str | None = None,
+        retryable: bool | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details: dict[str, Any] = dict(details or {})
+        self.recovery = recovery
+        self.retryable = self.retryable_default if retryable is None else retryable
+
+    def payload(self) -> dict[str, Any]:
+        """The ``error`` object of the failure envelope."""
+        return {
+            "code": self.code,
+            "category": self.category,
+            "message": self.message,
+            "retryable": self.retryable,
+            "details": self.details,
+            "recovery": {"command": self.recovery},
+        }
+
+
+class InvalidInputError(RagitError):
+    category = INVALID_INPUT
+    exit_code = EXIT_INVALID_INPUT
+
+
+class NotReadyError(RagitError):
+    category = NOT_READY
+    exit_code = EXIT_NOT_READY
+
+
+class CorruptError(RagitError):
+    category = CORRUPT
+    exit_code = EXIT_CORRUPT
+
+
+class TransientError(RagitError):
+    category = TRANSIENT
+    exit_code = EXIT_NOT_READY
+    retryable_default = True
+
+
+# ---------------------------------------------------------------- invalid input
+
+
+class InputInvalid(InvalidInputError):
+    code = "INPUT_INVALID"
+
+    def __init__(self, field: str, reason: str, **extra: Any) -> None:
+        super().__init__(
+            f"invalid input for {field}: {reason}",
+            details={"field": field, "reason": reason, **extra},
+        )
+
+
+class SnapshotRefInvalid(InvalidInputError):
+    code = "SNAPSHOT_REF_INVALID"
+
+    def __init__(self, requested_ref: str, reason: str | None = None) -> None:
+        hint = reason or "only HEAD, a full commit SHA or a unique hex prefix (4+) is accepted"
+        super().__init__(
+            f"invalid snapshot ref {requested_ref!r}: {hint}",
+            details={"requestedRef": requested_ref},
+        )
+
+
+class SnapshotRefAmbiguous(InvalidInputError):
+    code = "SNAPSHOT_REF_AMBIGUOUS"
+
+    def __init__(self, requested_ref: str, candidates: list[str]) -> None:
+        super().__init__(
+            f"ambiguous snapshot ref {requested_ref!r}: {len(candidates)} commits match; "
+            "use a longer prefix",
+            details={"requestedRef": requested_ref, "candidates": sorted(candidates)},
+        )
+
+
+class IngestBaseNotAncestor(InvalidInputError):
+    code = "INGEST_BASE_NOT_ANCESTOR"
+
+    def __init__(self, base_sha: str, head_sha: str) -> None:
+        super().__init__(
+            f"base {base_sha} is not an ancestor of the target {head_sha}",
+            details={"baseSha": base_sha, "headSha": head_sha},
+            recovery="ragit ingest --all",
+        )
+
+
+class McpInvalidInput(InvalidInputError):
+    code = "MCP_INVALID_INPUT"
+
+    def __init__(self, field: str | None = None, reason: str | None = None) -> None:
+        message = "MCP tool input is invalid."
+        if field:
+            message = f"MCP tool input is invalid: {field}" + (f" ({reason})" if reason else "")
+        super().__init__(
+            message,
+            details={"field": field} if field else {},
+            recovery="Correct the tool arguments and retry.",
+        )
+
+
+# ---------------------------------------------------------------- not ready
+
+
+class SnapshotNotIndexed(NotReadyError):
+    code = "SNAPSHOT_NOT_INDEXED"
+
+    def __init__(
+        self,
+        resolved_sha: str | None,
+        *,
+        nearest_indexed_ancestor: str | None = None,
+        head_selected: bool = True,
+    ) -> None:
+        details: dict[str, Any] = {"resolvedSha": resolved_sha}
+        if resolved_sha is None:
+            recovery = "git status"
+            message = "no indexed snapshot: HEAD has no commit yet"
+        else:
+            message = f"no indexed snapshot: {resolved_sha}"
+            if nearest_indexed_ancestor is not None:
+                details["nearestIndexedAncestor"] = nearest_indexed_ancestor
+            if not head_selected:
+                recovery = f"ragit ingest --all --at {resolved_sha}"
+            elif nearest_indexed_ancestor is not None:
+                recovery = f"ragit ingest --since {nearest_indexed_ancestor}"
+            else:
+                recovery = "ragit ingest --all"
+        super().__init__(message, details=details, recovery=recovery)
+
+
+class SnapshotStoreUnavailable(NotReadyError):
+    code = "SNAPSHOT_STORE_UNAVAILABLE"
+
+    def __init__(self, resolved_sha: str | None, reason: str) -> None:
+        super().__init__(
+            f"the store for snapshot {resolved_sha} is unavailable: {reason}",
+            details={"resolvedSha": resolved_sha, "reason": reason},
+            recovery="ragit doctor --format json",
+        )
+
+
+class NotAGitRepository(NotReadyError):
+    code = "NOT_A_GIT_REPOSITORY"
+
+    def __init__(self, cwd: str) -> None:
+        super().__init__(
+            f"not inside a git repository: {cwd}",
+            details={"cwd": cwd},
+            recovery="git init",
+        )
+
+
+class NotInitialized(NotReadyError):
+    code = "NOT_INITIALIZED"
+
+    def __init__(self, root: str) -> None:
+        super().__init__(
+            f"RAGit is not initialized in {root} (.ragit/config.toml is missing)",
+            details={"root": root},
+            recovery="ragit init --yes",
+        )
+
+
+class IngestBaseNotIndexed(NotReadyError):
+    code = "INGEST_BASE_NOT_INDEXED"
+
+    def __init__(self, base_sha: str | None, head_sha: str) -> None:
+        what = base_sha if base_sha else "no base"
+        super().__init__(
+            f"the ingest base has no snapshot ({what}); build a full snapshot first",
+            details={"baseSha": base_sha, "headSha": head_sha},
+            recovery="ragit ingest --all",
+        )
+
+
+class IngestCandidatesDirty(NotReadyError):
+    code = "INGEST_CANDIDATES_DIRTY"
+
+    def __init__(self, dirty: list[str]) -> None:
+        shown = " ".join(dirty[:10])
+        super().__init__(
+            f"{len(dirty)} ingest candidate(s) differ from HEAD; commit them first",
+            details={"dirtyCandidates": list(dirty)},
+            recovery=f"git add {shown} && git commit",
+        )
+
+
+class IngestRecoveryRequired(NotReadyError):
+    code = "INGEST_RECOVERY_REQUIRED"
+
+    def __init__(self, transactions: list[str]) -> None:
+        super().__init__(
+            f"{len(transactions)} ingest transaction journal(s) are inconsistent",
+            details={"transactions": list(transactions)},
+            recovery="ragit repair --apply --action ingest-recover",
+        )
+
+
+class StoreWriteLockStale(NotReadyError):
+    code = "STORE_WRITE_LOCK_STALE"
+
+    def __init__(self, lock_state: str, owner: dict[str, Any] | None, path: str) -> None:
+        super().__init__(
+            "the store writer lock is held by an owner that cannot be checked; "
+            "inspect it before removing it",
+            details={"lockState": lock_state, "owner": owner, "path": path},
+            recovery="ragit doctor --format json",
+        )
+
+
+class EmbeddingCredentialsMissing(NotReadyError):
+    code = "EMBEDDING_CREDENTIALS_MISSING"
+
+    def __init__(self, provider: str, variable: str) -> None:
+        super().__init__(
+            f"the {provider} embedding provider needs {variable} in the environment",
+            details={"provider": provider, "variable": variable},
+        )
+
+
+class DoctorChecksFailed(NotReadyError):
+    code = "DOCTOR_CHECKS_FAILED"
+    exit_code = EXIT_UNEXPECTED
+
+    def __init__(self, failed: list[str], recovery: str | None) -> None:
+        super().__init__(
+            f"{len(failed)} doctor check(s) failed: {', '.join(failed)}",
+            details={"failed": list(failed)},
+            recovery=recovery,
+        )
+
+
+class McpRemoteEmbeddingCacheMiss(NotReadyError):
+    code = "MCP_REMOTE_EMBEDDING_CACHE_MISS"
+
+    def __init__(self, provider: str, model: str, missing_count: int) -> None:
+        super().__init__(
+            "The read-only remote embedding cache is incomplete.",
+            details={"provider": provider, "model": model, "missingCount": missing_count},
+            recovery=(
+                "Run the same query with the ragit CLI outside MCP to fill the cache, then retry."
+            ),
+        )
+
+
+# ---------------------------------------------------------------- corrupt
+
+
+class SnapshotManifestInvalid(CorruptError):
+    code = "SNAPSHOT_MANIFEST_INVALID"
+
+    def __init__(self, resolved_sha: str | None, path: str, reason: str) -> None:
+        super().__init__(
+            f"snapshot manifest {path} is invalid: {reason}",
+            details={"resolvedSha": resolved_sha, "path": path, "reason": reason},
+            recovery="ragit doctor --format json",
+        )
+
+
+class SnapshotSchemaUnsupported(CorruptError):
+    code = "SNAPSHOT_SCHEMA_UNSUPPORTED"
+
+    def __init__(self, path: str, index_version: object, supported: int) -> None:
+        super().__init__(
+            f"snapshot manifest {path} uses indexVersion {index_version}; "
+            f"this ragit supports up to {supported}; upgrade ragit",
+            details={"path": path, "indexVersion": index_version, "supported": supported},
+        )
+
+
+# ---------------------------------------------------------------- transient
+
+
+class StoreWriteBusy(TransientError):
+    code = "STORE_WRITE_BUSY"
+
+    def __init__(self, lock_state: str, owner: dict[str, Any] | None) -> None:
+        super().__init__(
+            "another RAGit writer holds the store lock; retry after it completes",
+            details={"lockState": lock_state, "owner": owner},
+        )
+
+
+class StoreReadBusy(TransientError):
+    code = "STORE_READ_BUSY"
+
+    def __init__(self, waited_ms: int) -> None:
+        super().__init__(
+            "no published store copy is readable while a writer is active; retry shortly",
+            details={"waitedMs": waited_ms},
+        )
+
+
+class EmbeddingProviderFailed(TransientError):
+    code = "EMBEDDING_PROVIDER_FAILED"
+
+    def __init__(self, provider: str, model: str, reason: str, *, retryable: bool) -> None:
+        super().__init__(
+            f"embedding provider {provider} ({model}) failed: {reason}",
+            details={"provider": provider, "model": model, "reason": reason},
+            retryable=retryable,
+        )
+
+
+class RepositoryStateChanged(TransientError):
+    code = "REPOSITORY_STATE_CHANGED"
+
+    def __init__(self, selected_head: str | None, final_head: str | None, attempts: int) -> None:
+        super().__init__(
+            "HEAD moved while the snapshot was being selected; retry when the repository is quiet",
+            details={"selectedHead": selected_head, "finalHead": final_head, "attempts": attempts},
+            recovery="git status",
+        )
+
+
+class McpInternalError(TransientError):
+    code = "MCP_INTERNAL_ERROR"
+
+    def __init__(self) -> None:
+        super().__init__(
+            "The MCP tool failed unexpectedly.", details={}, recovery="ragit doctor"
+        )
+
+
+def _leaves(cls: type[RagitError]) -> list[type[RagitError]]:
+    out: list[type[RagitError]] = []
+    for sub in cls.__subclasses__():
+        if "code" in sub.__dict__:
+            out.append(sub)
+        out.extend(_leaves(sub))
+    return out
+
+
+def catalog() -> list[type[RagitError]]:
+    """Every concrete error class, in code order (used by describe and the docs)."""
+    return sorted(_leaves(RagitError), key=lambda c: c.code)
