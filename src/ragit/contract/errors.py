@@ -18,6 +18,7 @@ them into envelopes and exit codes.
     │   ├── SnapshotStoreUnavailable      SNAPSHOT_STORE_UNAVAILABLE
     │   ├── NotAGitRepository             NOT_A_GIT_REPOSITORY
     │   ├── NotInitialized                NOT_INITIALIZED
+    │   ├── ConfigInvalid                 CONFIG_INVALID
     │   ├── IngestBaseNotIndexed          INGEST_BASE_NOT_INDEXED
     │   ├── IngestCandidatesDirty         INGEST_CANDIDATES_DIRTY
     │   ├── IngestRecoveryRequired        INGEST_RECOVERY_REQUIRED
@@ -234,6 +235,18 @@ class NotInitialized(NotReadyError):
         )
 
 
+class ConfigInvalid(NotReadyError):
+    code = "CONFIG_INVALID"
+
+    def __init__(self, path: str, key: str | None, reason: str) -> None:
+        where = f"{path} ({key})" if key else path
+        super().__init__(
+            f"configuration {where} is invalid: {reason}",
+            details={"path": path, "key": key, "reason": reason},
+            recovery=f"ragit config set {key} <value>" if key else "ragit doctor",
+        )
+
+
 class IngestBaseNotIndexed(NotReadyError):
     code = "INGEST_BASE_NOT_INDEXED"
 
@@ -390,9 +403,7 @@ class McpInternalError(TransientError):
     code = "MCP_INTERNAL_ERROR"
 
     def __init__(self) -> None:
-        super().__init__(
-            "The MCP tool failed unexpectedly.", details={}, recovery="ragit doctor"
-        )
+        super().__init__("The MCP tool failed unexpectedly.", details={}, recovery="ragit doctor")
 
 
 def _leaves(cls: type[RagitError]) -> list[type[RagitError]]:

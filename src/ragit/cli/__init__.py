@@ -1,0 +1,1 @@
+"""The `ragit` command line: click commands over the core functions."""

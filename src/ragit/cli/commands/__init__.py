@@ -1,0 +1,1 @@
+"""One module per command group; each handler parses, calls a core function, returns an Outcome."""

@@ -1,0 +1,135 @@
+"""`ragit init` — create `.ragit/config.toml` and ignore runtime state (contract §12)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from ragit.cli.invocation import Invocation, Outcome
+from ragit.contract.errors import NotAGitRepository
+from ragit.contract.models import WireModel
+from ragit.workspace import GITIGNORE_ENTRIES, Workspace
+
+
+class GitignorePlan(WireModel):
+    path: str
+    policy: Literal["safe"]
+    planned_entries: list[str]
+    added_entries: list[str]
+    existing_entries: list[str]
+
+
+class ConfigPlan(WireModel):
+    path: str
+    status: Literal["created", "exists", "planned"]
+
+
+class InitData(WireModel):
+    """Result of `ragit init`."""
+
+    dry_run: bool
+    root: str
+    git_initialized: bool
+    config: ConfigPlan
+    gitignore: GitignorePlan
+    next_actions: list[str]
+
+
+def _existing_ignore_lines(path: Path) -> set[str]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return set()
+    return {line.strip() for line in text.splitlines() if line.strip()}
+
+
+def _append_gitignore(path: Path, entries: list[str]) -> None:
+    from ragit._fs import atomic_write_bytes
+
+    try:
+        current = path.read_bytes()
+    except FileNotFoundError:
+        current = b""
+    block = "# RAGit runtime state (ragit init)\n" + "".join(f"{e}\n" for e in entries)
+    prefix = current
+    if prefix and not prefix.endswith(b"\n"):
+        prefix += b"\n"
+    atomic_write_bytes(path, prefix + block.encode("utf-8"))
+
+
+def init_repository(start: Path, *, git_init: bool, dry_run: bool) -> InitData:
+    """Bootstrap RAGit at the repository containing ``start``.
+
+    Raises:
+        NotAGitRepository: outside a repository without ``git_init``.
+    """
+    from ragit._fs import atomic_write_text
+    from ragit.config import default_config_toml
+    from ragit.snapshot._git import discover_root
+    from ragit.snapshot._git import init_repository as git_init_repo
+
+    root = discover_root(start)
+    git_initialized = False
+    if root is None:
+        if not git_init:
+            raise NotAGitRepository(str(start))
+        git_initialized = True
+        root = start if dry_run else git_init_repo(start)
+    ws = Workspace(root)
+    config_exists = ws.config_path.exists()
+    existing = _existing_ignore_lines(ws.gitignore_path)
+    missing = [e for e in GITIGNORE_ENTRIES if e not in existing and e.rstrip("/") not in existing]
+    if dry_run:
+        config_status: Literal["created", "exists", "planned"] = (
+            "exists" if config_exists else "planned"
+        )
+        added: list[str] = []
+    else:
+        if not config_exists:
+            atomic_write_text(ws.config_path, default_config_toml())
+        if missing:
+            _append_gitignore(ws.gitignore_path, missing)
+        config_status = "exists" if config_exists else "created"
+        added = missing
+    return InitData(
+        dry_run=dry_run,
+        root=str(root),
+        git_initialized=git_initialized,
+        config=ConfigPlan(path=ws.relative(ws.config_path), status=config_status),
+        gitignore=GitignorePlan(
+            path=".gitignore",
+            policy="safe",
+            planned_entries=missing,
+            added_entries=added,
+            existing_entries=[e for e in GITIGNORE_ENTRIES if e not in missing],
+        ),
+        next_actions=[
+            "write or review docs (README.md, docs/**), then commit them",
+            "ragit ingest --all",
+            "ragit status",
+        ],
+    )
+
+
+def _render(data: InitData) -> str:
+    verb = "would be" if data.dry_run else "is"
+    lines = [f"RAGit init ({'dry run' if data.dry_run else 'applied'}) at {data.root}"]
+    if data.git_initialized:
+        lines.append(f"- git repository {verb} initialized")
+    lines.append(f"- {data.config.path}: {data.config.status}")
+    if data.dry_run:
+        lines.append(f"- .gitignore entries planned: {len(data.gitignore.planned_entries)}")
+    else:
+        lines.append(f"- .gitignore entries added: {len(data.gitignore.added_entries)}")
+    lines.append("next:")
+    lines += [f"  {a}" for a in data.next_actions]
+    return "\n".join(lines)
+
+
+def run(inv: Invocation) -> Outcome:
+    """Handler for `ragit init`."""
+    data = init_repository(
+        inv.start_dir, git_init=bool(inv.params.get("git_init")), dry_run=inv.dry_run
+    )
+    inv._root, inv._root_searched = Path(data.root), True
+    return Outcome(data=data.dump(), text=lambda: _render(data))

@@ -1,0 +1,265 @@
+"""Running one leaf command: options → core call → envelope on the right streams.
+
+:func:`run_spec` is shared by every command. It resolves ``--cwd`` to the Git
+root, picks the output format (flag, then a user-set ``output.format``, then the
+command default), enforces the ``--input`` rules of contract §4, calls the
+handler, and emits the result or the typed failure with the matching exit code.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from ragit.contract.envelope import (
+    FORMAT_ALIASES,
+    FORMATS,
+    VIEWS,
+    emit_failure,
+    emit_success,
+    envelope,
+)
+from ragit.contract.errors import (
+    EXIT_INTERRUPTED,
+    EXIT_UNEXPECTED,
+    InputInvalid,
+    NotAGitRepository,
+    RagitError,
+)
+from ragit.contract.registry import CommandSpec
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from ragit.config import RagitConfig
+    from ragit.workspace import Workspace
+
+
+@dataclass
+class Outcome:
+    """What a command returns: JSON-ready data, its text rendering, warnings.
+
+    ``error`` is set only by commands whose failure still carries data (doctor).
+    """
+
+    data: Any
+    text: Callable[[], str] | str = ""
+    warnings: list[str] = field(default_factory=list)
+    error: RagitError | None = None
+
+
+class Invocation:
+    """The parsed request of one command run, handed to its handler."""
+
+    def __init__(self, spec: CommandSpec, params: dict[str, Any], start_dir: Path) -> None:
+        self.spec = spec
+        self.params = params
+        self.start_dir = start_dir
+        self.fmt = spec.default_format
+        self.view = "default"
+        self.dry_run = bool(params.get("dry_run", False))
+        self.input_source: str | None = params.get("input")
+        self.warnings: list[str] = []
+        self._root: Path | None = None
+        self._root_searched = False
+        self._config: RagitConfig | None = None
+
+    # ------------------------------------------------------------ repository
+    @property
+    def root(self) -> Path | None:
+        if not self._root_searched:
+            from ragit.snapshot._git import discover_root
+
+            self._root = discover_root(self.start_dir)
+            self._root_searched = True
+        return self._root
+
+    def workspace(self) -> Workspace:
+        """The repository this command runs in.
+
+        Raises:
+            NotAGitRepository: the start directory is not inside a git worktree.
+        """
+        from ragit.workspace import Workspace
+
+        if self.root is None:
+            raise NotAGitRepository(str(self.start_dir))
+        return Workspace(self.root)
+
+    def config(self) -> RagitConfig:
+        """The repository config (defaults when not initialized)."""
+        if self._config is None:
+            from ragit.config import load_config
+
+            self._config = load_config(self.workspace())
+        return self._config
+
+    @property
+    def envelope_cwd(self) -> str:
+        root = self._root if self._root_searched else None
+        return str(root if root is not None else self.start_dir)
+
+    # ------------------------------------------------------------ input
+    def read_input(self, model: type[BaseModel]) -> Any:
+        """Load and validate ``--input`` against ``model``.
+
+        Raises:
+            InputInvalid: any rule of contract §4.
+        """
+        from ragit.contract.inputs import load_input_payload, validate_payload
+
+        assert self.input_source is not None
+        root = self.root if self.root is not None else self.start_dir
+        payload = load_input_payload(self.input_source, root, sys.stdin.buffer)
+        return validate_payload(model, payload)
+
+    def progress(self, message: str) -> None:
+        """Progress for long work: stderr only, never stdout."""
+        if os.environ.get("RAGIT_PROGRESS", "1") != "0":
+            sys.stderr.write(f"[ragit] {message}\n")
+            sys.stderr.flush()
+
+
+def _normalize_format(raw: str | None) -> str | None:
+    if raw is None:
+        return None
+    value = FORMAT_ALIASES.get(raw, raw)
+    if value not in FORMATS:
+        raise InputInvalid("format", f"must be one of {', '.join(FORMATS)}")
+    return value
+
+
+def _check_input_mixing(spec: CommandSpec, params: dict[str, Any], ctx: click.Context) -> None:
+    if params.get("input") is None:
+        return
+    clashes: list[str] = []
+    for arg in spec.arguments:
+        value = params.get(arg.name)
+        if value not in (None, (), ""):
+            clashes.append(arg.name)
+    for opt in spec.options:
+        if not opt.domain:
+            continue
+        value = params.get(opt.dest)
+        if value in (None, False, ()):
+            continue
+        if opt.default is not None and value == opt.default:
+            continue
+        clashes.append(opt.name)
+    if clashes:
+        raise InputInvalid(
+            "input", f"cannot combine --input with positional/domain options: {', '.join(clashes)}"
+        )
+
+
+def _resolve_start_dir(params: dict[str, Any]) -> Path:
+    from ragit.contract.inputs import existing_directory
+
+    raw = params.get("cwd")
+    if raw is None:
+        return Path(os.getcwd()).resolve()
+    return existing_directory(str(raw))
+
+
+def _call_handler(spec: CommandSpec, inv: Invocation) -> Outcome:
+    module_name, func_name = spec.handler.split(":")
+    handler = getattr(importlib.import_module(module_name), func_name)
+    outcome = handler(inv)
+    assert isinstance(outcome, Outcome)
+    return outcome
+
+
+def _emit_unexpected(exc: BaseException) -> int:
+    if os.environ.get("RAGIT_DEBUG") == "1":
+        traceback.print_exception(exc)
+    message = str(exc) or type(exc).__name__
+    sys.stderr.write(f"[ragit] error: {message}\n")
+    return EXIT_UNEXPECTED
+
+
+def run_spec(spec: CommandSpec, params: dict[str, Any], ctx: click.Context) -> int:
+    """Run one command and return its exit code."""
+    try:
+        explicit_fmt = params.get("format")
+        fmt_error: RagitError | None = None
+        try:
+            fmt = _normalize_format(explicit_fmt)
+        except InputInvalid as exc:
+            fmt, fmt_error = None, exc
+        try:
+            start_dir = _resolve_start_dir(params)
+        except RagitError as exc:
+            inv = Invocation(spec, params, Path(os.getcwd()))
+            inv.fmt = fmt or spec.default_format
+            return _fail(inv, exc)
+        inv = Invocation(spec, params, start_dir)
+        inv.fmt = fmt or spec.default_format
+        if fmt_error is not None:
+            return _fail(inv, fmt_error)
+        if fmt is None and spec.takes_cwd and inv.root is not None:
+            from ragit.config import configured_output_format
+
+            inv.fmt = configured_output_format(inv.root) or spec.default_format
+        try:
+            if spec.views:
+                view = params.get("view")
+                if view is not None and view not in VIEWS:
+                    raise InputInvalid("view", f"must be one of {', '.join(VIEWS)}")
+                inv.view = view or "default"
+            _check_input_mixing(spec, params, ctx)
+            if spec.input_required and params.get("input") is None:
+                raise InputInvalid("input", "--input <path|-> is required")
+            outcome = _call_handler(spec, inv)
+        except RagitError as exc:
+            return _fail(inv, exc)
+        warnings = [*inv.warnings, *outcome.warnings]
+        env = envelope(spec.path, inv.envelope_cwd, outcome.data, warnings)
+        if outcome.error is not None:
+            env["ok"] = False
+            env["error"] = outcome.error.payload()
+            text = outcome.text
+            if inv.fmt in ("text", "both"):
+                sys.stdout.write(text() if callable(text) else text)
+                if inv.fmt == "both":
+                    from ragit.contract.envelope import dumps_compact
+
+                    sys.stdout.write("---\n" + dumps_compact(env) + "\n")
+            else:
+                emit_success("json", env, lambda: "")
+            return outcome.error.exit_code
+        text = outcome.text
+        emit_success(inv.fmt, env, text if callable(text) else (lambda: str(text)))
+        sys.stdout.flush()
+        return 0
+    except KeyboardInterrupt:
+        sys.stderr.write("[ragit] interrupted\n")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        _silence_stdout()
+        return 141
+    except Exception as exc:
+        return _emit_unexpected(exc)
+
+
+def _fail(inv: Invocation, error: RagitError) -> int:
+    env = envelope(inv.spec.path, inv.envelope_cwd, None, inv.warnings, error)
+    try:
+        emit_failure(inv.fmt, env, error)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _silence_stdout()
+    return error.exit_code
+
+
+def _silence_stdout() -> None:
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)

@@ -1,0 +1,228 @@
+"""The `ragit` entry point: builds click commands from the registry and maps outcomes.
+
+This is the one place where typed errors become envelopes and exit codes
+(contract.md §2). Command modules only parse, call a core function and return an
+:class:`~ragit.cli.invocation.Outcome`; they never print or exit.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import click
+
+from ragit import __version__
+from ragit.contract.registry import COMMANDS, FORMATS, CommandSpec, by_path
+
+_HELP = """RAGit — commit-bound retrieval memory for AI coding agents.
+
+\b
+Agents: prefer `--format json`, read a command's contract with
+`ragit describe <command> --format json`, and validate mutating
+commands with `--dry-run` first.
+"""
+
+
+def _build_command(spec: CommandSpec) -> click.Command:
+    params: list[click.Parameter] = []
+    for arg in spec.arguments:
+        params.append(
+            click.Argument(
+                [arg.name],
+                required=arg.required and not spec.input_model,
+                nargs=-1 if arg.variadic else 1,
+            )
+        )
+    for opt in spec.options:
+        decls = [opt.name, *opt.aliases]
+        if opt.type == "boolean":
+            params.append(
+                click.Option(decls, opt.dest, is_flag=True, default=False, help=opt.description)
+            )
+        else:
+            params.append(
+                click.Option(
+                    decls,
+                    opt.dest,
+                    default=None,
+                    multiple=opt.multiple,
+                    help=opt.description
+                    + (f" One of: {', '.join(opt.enum)}." if opt.enum else "")
+                    + (f" Default: {opt.default}." if opt.default not in (None, False) else ""),
+                    metavar=opt.type.upper() if opt.type != "enum" else "|".join(opt.enum or ()),
+                )
+            )
+    fmt_decls = ["--format", *spec.extra_format_aliases]
+    params.append(
+        click.Option(
+            fmt_decls,
+            "format",
+            default=None,
+            metavar="text|json|both",
+            help=f"Output format (default: {spec.default_format}).",
+        )
+    )
+    if spec.views:
+        params.append(
+            click.Option(
+                ["--view"],
+                "view",
+                default=None,
+                metavar="minimal|default|full",
+                help="Projection of each hit (default: default).",
+            )
+        )
+    if spec.input_model:
+        params.append(
+            click.Option(
+                ["--input"],
+                "input",
+                default=None,
+                metavar="PATH|-",
+                help="Read the request as a JSON object from a repo file or stdin (-).",
+            )
+        )
+    if spec.supports_dry_run:
+        params.append(
+            click.Option(
+                ["--dry-run"],
+                "dry_run",
+                is_flag=True,
+                default=False,
+                help="Validate and plan; write nothing.",
+            )
+        )
+    if spec.takes_cwd:
+        params.append(
+            click.Option(
+                ["--cwd"],
+                "cwd",
+                default=None,
+                metavar="PATH",
+                help="Run in this repository (any directory inside it).",
+            )
+        )
+    return click.Command(
+        spec.words[-1],
+        params=params,
+        callback=functools.partial(_dispatch, spec),
+        help=spec.summary + ("\n\n" + spec.description if spec.description else ""),
+        short_help=spec.summary,
+    )
+
+
+def build_cli() -> click.Group:
+    """The root click group with every registered leaf command."""
+    root = click.Group(
+        "ragit",
+        help=_HELP,
+        context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+    )
+    root.params.append(
+        click.Option(
+            ["--version"],
+            is_flag=True,
+            expose_value=False,
+            is_eager=True,
+            help="Print the version and exit.",
+            callback=_print_version,
+        )
+    )
+    for spec in COMMANDS:
+        group = root
+        for word in spec.words[:-1]:
+            sub = group.commands.get(word)
+            if sub is None:
+                sub = click.Group(word, help=f"`{word}` commands.")
+                group.add_command(sub)
+            assert isinstance(sub, click.Group)
+            group = sub
+        group.add_command(_build_command(spec))
+    return root
+
+
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if value and not ctx.resilient_parsing:
+        click.echo(f"ragit {__version__}")
+        ctx.exit(0)
+
+
+def _dispatch(spec: CommandSpec, **params: Any) -> None:
+    from ragit.cli.invocation import run_spec
+
+    ctx = click.get_current_context()
+    raise SystemExit(run_spec(spec, params, ctx))
+
+
+def _guess_spec(argv: Sequence[str]) -> CommandSpec | None:
+    words = [a for a in argv if not a.startswith("-")]
+    specs = by_path()
+    for n in range(min(3, len(words)), 0, -1):
+        spec = specs.get(" ".join(words[:n]))
+        if spec:
+            return spec
+    return None
+
+
+def _requested_format(argv: Sequence[str], spec: CommandSpec | None) -> str:
+    names = {"--format", *(spec.extra_format_aliases if spec else ())}
+    value: str | None = None
+    for i, arg in enumerate(argv):
+        if arg in names and i + 1 < len(argv):
+            value = argv[i + 1]
+        for name in names:
+            if arg.startswith(name + "="):
+                value = arg.split("=", 1)[1]
+    if value in ("markdown", "table"):
+        value = "text"
+    if value in FORMATS:
+        return value
+    return spec.default_format if spec else "text"
+
+
+def _usage_failure(exc: click.UsageError, argv: Sequence[str]) -> int:
+    from ragit.contract.envelope import emit_failure, envelope
+    from ragit.contract.errors import InputInvalid
+
+    spec = _guess_spec(argv)
+    fmt = _requested_format(argv, spec)
+    param = getattr(exc, "param", None)
+    field = getattr(param, "name", None) or "arguments"
+    error = InputInvalid(str(field), exc.format_message())
+    env = envelope(spec.path if spec else "ragit", os.getcwd(), None, [], error)
+    human = None
+    if fmt in ("text", "both"):
+        ctx = exc.ctx
+        usage = ctx.get_usage() + "\n" if ctx is not None else ""
+        human = f"{usage}[ragit] error: {exc.format_message()}\n"
+    emit_failure(fmt, env, error, human=human)
+    return error.exit_code
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Console entry point for `ragit` and `python -m ragit`."""
+    from ragit._guard import RuntimeUnsupported, check_interpreter, exit_unsupported
+
+    try:
+        check_interpreter()
+    except RuntimeUnsupported as exc:
+        exit_unsupported(exc)
+    args = list(sys.argv[1:] if argv is None else argv)
+    cli = build_cli()
+    try:
+        cli.main(args=args, prog_name="ragit", standalone_mode=False)
+    except click.exceptions.NoArgsIsHelpError as exc:
+        click.echo(exc.ctx.get_help() if exc.ctx else "", err=False)
+        raise SystemExit(0) from None
+    except click.UsageError as exc:
+        raise SystemExit(_usage_failure(exc, args)) from None
+    except click.exceptions.Exit as exc:
+        raise SystemExit(exc.exit_code) from None
+    except (click.Abort, KeyboardInterrupt):
+        sys.stderr.write("[ragit] interrupted\n")
+        raise SystemExit(130) from None
+    raise SystemExit(0)

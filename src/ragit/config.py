@@ -1,0 +1,291 @@
+"""`.ragit/config.toml`: the typed model, defaults, loading and `config set`.
+
+The model lists only keys RAGit honours. Loading ignores keys it does not know
+(they are preserved in the file and reported by ``doctor``); ``config set``
+rejects them. Edits go through tomlkit so comments and key order survive.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from ragit._fs import atomic_write_text
+from ragit.contract.errors import ConfigInvalid, InputInvalid
+from ragit.contract.models import WireModel
+from ragit.workspace import Workspace
+
+DEFAULT_EXCLUDE = [
+    "**/.git/**",
+    "**/.ragit/**",
+    "**/node_modules/**",
+    "**/dist/**",
+    "**/coverage/**",
+    "**/.next/**",
+]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="ignore", validate_assignment=True)
+
+
+class ProjectConfig(_Section):
+    name: str = "ragit-project"
+    default_branch: str = "main"
+
+
+class EmbeddingConfig(_Section):
+    provider: Literal["local-placeholder", "ollama", "openai", "local-minilm"] = "local-placeholder"
+    model: str = "placeholder-v1"
+    base_url: str | None = None
+    timeout_ms: int = Field(default=30000, ge=100, le=600_000)
+    cache_enabled: bool = True
+    cache_dir: str = ".ragit/cache/embeddings"
+    dimensions: int = Field(default=256, ge=8, le=4096)
+    model_path: str | None = None
+
+
+class IngestConfig(_Section):
+    doc_globs: list[str] = Field(default_factory=lambda: ["**/*.md", "**/*.mdx"])
+    include: list[str] = Field(default_factory=lambda: ["README.md", "docs/**"])
+    exclude: list[str] = Field(default_factory=lambda: list(DEFAULT_EXCLUDE))
+    max_file_bytes: int = Field(default=8 * 1024 * 1024, ge=1024, le=256 * 1024 * 1024)
+
+
+class HooksConfig(_Section):
+    post_commit: bool = True
+    post_merge: bool = True
+    post_rewrite: bool = True
+    post_checkout: bool = True
+
+
+class RetrievalConfig(_Section):
+    alpha: float = Field(default=0.5, ge=0.0, le=1.0)
+    top_k: int = Field(default=5, ge=1, le=200)
+
+
+class MemoryConfig(_Section):
+    recall_top_k: int = Field(default=8, ge=1, le=200)
+    corpus_dir: str = "docs/memory"
+
+
+class SecurityConfig(_Section):
+    secret_masking: bool = True
+    remote_embedding_policy: Literal["allow-sanitized", "local-only"] = "allow-sanitized"
+    admission_mode: Literal["report-only", "enforce"] = "enforce"
+    quarantine_on_redaction: bool = True
+
+
+class OutputConfig(_Section):
+    format: Literal["text", "json", "both"] | None = None
+
+    @field_validator("format", mode="before")
+    @classmethod
+    def _aliases(cls, value: Any) -> Any:
+        if value in ("markdown", "table"):
+            return "text"
+        return value
+
+
+class RagitConfig(_Section):
+    project: ProjectConfig = Field(default_factory=ProjectConfig)
+    embedding: EmbeddingConfig = Field(default_factory=EmbeddingConfig)
+    ingest: IngestConfig = Field(default_factory=IngestConfig)
+    hooks: HooksConfig = Field(default_factory=HooksConfig)
+    retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
+    memory: MemoryConfig = Field(default_factory=MemoryConfig)
+    security: SecurityConfig = Field(default_factory=SecurityConfig)
+    output: OutputConfig = Field(default_factory=OutputConfig)
+
+
+SECTIONS: dict[str, type[_Section]] = {
+    name: info.annotation  # type: ignore[misc]
+    for name, info in RagitConfig.model_fields.items()
+}
+
+# Keys that `init` writes; optional keys (base_url, model_path, output.format) stay unset.
+_NOT_WRITTEN = {("embedding", "base_url"), ("embedding", "model_path"), ("output", "format")}
+
+
+def default_config_toml() -> str:
+    """The commented config file `init` writes."""
+    import tomlkit
+
+    defaults = RagitConfig()
+    doc = tomlkit.document()
+    doc.add(
+        tomlkit.comment("RAGit configuration. Edit with `ragit config set <section.key> <value>`.")
+    )
+    doc.add(
+        tomlkit.comment("Every key is described by `ragit describe config set` and docs/config.md.")
+    )
+    for section_name in SECTIONS:
+        section = getattr(defaults, section_name)
+        table = tomlkit.table()
+        for key, value in section.model_dump().items():
+            if (section_name, key) in _NOT_WRITTEN or value is None:
+                continue
+            table.add(key, value)
+        if section_name == "output":
+            table.add(tomlkit.comment('format = "both"  # overrides per-command default formats'))
+        doc.add(tomlkit.nl())
+        doc.add(section_name, table)
+    return tomlkit.dumps(doc)
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise ConfigInvalid(str(path), None, f"unreadable ({exc.strerror})") from exc
+    try:
+        text = raw.decode("utf-8")
+        try:
+            import tomllib
+
+            return tomllib.loads(text)
+        except ModuleNotFoundError:  # Python 3.10
+            import tomlkit
+
+            return tomlkit.loads(text).unwrap()
+    except Exception as exc:
+        raise ConfigInvalid(str(path), None, f"not valid TOML ({type(exc).__name__})") from exc
+
+
+def load_config(ws: Workspace) -> RagitConfig:
+    """Load the repository config (defaults when the file is missing).
+
+    Raises:
+        ConfigInvalid: unreadable file, invalid TOML, or a known key with a wrong value.
+    """
+    data = _read_toml(ws.config_path)
+    try:
+        return RagitConfig.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False, include_input=False)[0]
+        key = ".".join(str(p) for p in first["loc"][:2])
+        raise ConfigInvalid(ws.relative(ws.config_path), key, str(first["msg"])) from None
+
+
+def unknown_keys(ws: Workspace) -> list[str]:
+    """Keys present in the file that RAGit does not honour (reported by doctor)."""
+    data = _read_toml(ws.config_path)
+    out: list[str] = []
+    for section, table in data.items():
+        model = SECTIONS.get(section)
+        if model is None or not isinstance(table, dict):
+            out.append(section)
+            continue
+        out.extend(f"{section}.{k}" for k in table if k not in model.model_fields)
+    return sorted(out)
+
+
+def configured_output_format(root: Path) -> str | None:
+    """`output.format` when the user set it, else None (fast path: no pydantic)."""
+    try:
+        data = _read_toml(root / ".ragit" / "config.toml")
+    except ConfigInvalid:
+        return None
+    value = data.get("output", {}).get("format") if isinstance(data.get("output"), dict) else None
+    if value in ("markdown", "table"):
+        return "text"
+    return value if value in ("text", "json", "both") else None
+
+
+class ConfigSetData(WireModel):
+    """Result of `config set`."""
+
+    key: str
+    value: Any
+    previous: Any
+    changed: bool
+    dry_run: bool
+    path: str
+
+
+def _coerce(section: str, key: str, raw: str) -> Any:
+    model = SECTIONS[section]
+    annotation = model.model_fields[key].annotation
+    text = raw.strip()
+    origin = getattr(annotation, "__origin__", None)
+    if annotation is bool:
+        if text not in ("true", "false"):
+            raise InputInvalid("value", "must be true or false")
+        return text == "true"
+    if annotation is int:
+        try:
+            return int(text, 10)
+        except ValueError:
+            raise InputInvalid("value", "must be an integer") from None
+    if annotation is float:
+        try:
+            return float(text)
+        except ValueError:
+            raise InputInvalid("value", "must be a number") from None
+    if origin is list:
+        if text.startswith("["):
+            try:
+                items = json.loads(text)
+            except json.JSONDecodeError:
+                raise InputInvalid("value", "must be a JSON array of strings") from None
+            if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
+                raise InputInvalid("value", "must be a JSON array of strings")
+            return [i.strip() for i in items if i.strip()]
+        return [part.strip() for part in text.split(",") if part.strip()]
+    return text
+
+
+def set_value(ws: Workspace, dotted: str, raw: str, *, dry_run: bool) -> ConfigSetData:
+    """Validate and write one key, preserving the rest of the file byte for byte.
+
+    Raises:
+        InputInvalid: unknown key or a value of the wrong type.
+        NotInitialized: the repository has no config yet.
+        ConfigInvalid: the existing file cannot be parsed.
+    """
+    import tomlkit
+
+    from ragit.contract.errors import NotInitialized
+
+    parts = dotted.split(".")
+    if len(parts) != 2 or parts[0] not in SECTIONS:
+        raise InputInvalid("key", "unknown key; use section.key (see `ragit describe config set`)")
+    section, key = parts
+    if key not in SECTIONS[section].model_fields:
+        raise InputInvalid("key", f"unknown key in [{section}]")
+    if not ws.is_initialized():
+        raise NotInitialized(str(ws.root))
+    value = _coerce(section, key, raw)
+    current = load_config(ws)
+    section_model = getattr(current, section)
+    previous = getattr(section_model, key)
+    try:
+        section_model.__class__.model_validate({**section_model.model_dump(), key: value})
+    except ValidationError as exc:
+        first = exc.errors(include_url=False, include_input=False)[0]
+        raise InputInvalid("value", str(first["msg"])) from None
+    if section == "output" and key == "format" and value in ("markdown", "table"):
+        value = "text"
+    text = ws.config_path.read_text(encoding="utf-8")
+    doc = tomlkit.parse(text)
+    table = doc.get(section)
+    if table is None:
+        table = tomlkit.table()
+        doc.add(section, table)
+    table[key] = value
+    changed = previous != value
+    if changed and not dry_run:
+        atomic_write_text(ws.config_path, tomlkit.dumps(doc))
+    return ConfigSetData(
+        key=dotted,
+        value=value,
+        previous=previous,
+        changed=changed,
+        dry_run=dry_run,
+        path=ws.relative(ws.config_path),
+    )

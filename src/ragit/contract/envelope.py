@@ -1,0 +1,101 @@
+"""The envelope and the one emitter (contract.md §2).
+
+Success: ``{command, ok: true, version, cwd, data, warnings}``; failure adds
+``error`` and sets ``data`` to null. ``emit_success`` and ``emit_failure`` are
+the only writers of command results; they implement the stream routing of
+``--format text|json|both`` so every command behaves the same.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from typing import IO, Any
+
+from ragit import __version__
+from ragit.contract.errors import RagitError
+
+FORMATS = ("text", "json", "both")
+FORMAT_ALIASES = {"markdown": "text", "table": "text"}
+VIEWS = ("minimal", "default", "full")
+
+
+def envelope(
+    command: str, cwd: str, data: Any, warnings: list[str], error: RagitError | None = None
+) -> dict[str, Any]:
+    """Build the envelope dict for a result or a typed failure."""
+    env: dict[str, Any] = {
+        "command": command,
+        "ok": error is None,
+        "version": __version__,
+        "cwd": cwd,
+        "data": data if error is None else None,
+        "warnings": list(warnings),
+    }
+    if error is not None:
+        env["error"] = error.payload()
+    return env
+
+
+def dumps_compact(value: Any) -> str:
+    """One-line JSON with non-ASCII kept readable."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _dumps_for(stream: IO[str], value: Any) -> str:
+    if stream.isatty():
+        return json.dumps(value, ensure_ascii=False, indent=2)
+    return dumps_compact(value)
+
+
+def emit_success(
+    fmt: str,
+    env: dict[str, Any],
+    render_text: Callable[[], str],
+    *,
+    stdout: IO[str] | None = None,
+) -> None:
+    """Write a successful result in the requested format (all on stdout)."""
+    out = stdout or sys.stdout
+    if fmt == "json":
+        out.write(_dumps_for(out, env) + "\n")
+        return
+    text = render_text()
+    if text and not text.endswith("\n"):
+        text += "\n"
+    out.write(text)
+    if fmt == "both":
+        out.write("---\n")
+        out.write(dumps_compact(env) + "\n")
+
+
+def render_failure_text(error: RagitError) -> str:
+    """The human failure block (stderr for ``text`` and ``both``)."""
+    lines = [
+        "[ragit] operational error",
+        f"- code: {error.code}",
+        f"- message: {error.message}",
+        f"- retryable: {'true' if error.retryable else 'false'}",
+        f"- details: {dumps_compact(error.details)}",
+        f"- recovery: {error.recovery if error.recovery else '(none)'}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def emit_failure(
+    fmt: str,
+    env: dict[str, Any],
+    error: RagitError,
+    *,
+    stdout: IO[str] | None = None,
+    stderr: IO[str] | None = None,
+    human: str | None = None,
+) -> None:
+    """Write a typed failure: text → stderr, json → stdout, both → both streams."""
+    out = stdout or sys.stdout
+    err = stderr or sys.stderr
+    if fmt in ("text", "both"):
+        err.write(human if human is not None else render_failure_text(error))
+    if fmt in ("json", "both"):
+        out.write((_dumps_for(out, env) if fmt == "json" else dumps_compact(env)) + "\n")

@@ -1,0 +1,200 @@
+"""The command registry: one definition per leaf command.
+
+Each :class:`CommandSpec` drives both the click command (``ragit.cli``) and
+``ragit describe``. This module is plain data so that ``ragit --help`` and
+``ragit describe`` load neither pydantic nor any engine; the JSON Schemas that
+``describe`` reports are generated from the pydantic models at build time by
+``scripts/gen_describe.py`` into ``describe.json`` (with a ``--check`` twin).
+
+Only commands that really work are registered.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+FORMATS = ("text", "json", "both")
+VIEWS = ("minimal", "default", "full")
+SCOPES = ("durable", "session", "harness", "evidence", "all")
+
+
+@dataclass(frozen=True)
+class Argument:
+    """A positional argument."""
+
+    name: str
+    type: str  # string | path | json
+    description: str
+    required: bool = True
+    variadic: bool = False
+    input_key: str | None = None  # the --input JSON key it mirrors (a domain argument)
+
+
+@dataclass(frozen=True)
+class Option:
+    """A command-specific option (the common ones are added by the builder)."""
+
+    name: str  # long form, e.g. "--top-k"
+    type: str  # boolean | string | integer | enum | path
+    description: str
+    enum: tuple[str, ...] | None = None
+    default: Any = None
+    required: bool = False
+    multiple: bool = False
+    domain: bool = False  # cannot be combined with --input (contract §4)
+    input_key: str | None = None
+    maximum: int | None = None
+    aliases: tuple[str, ...] = ()
+
+    @property
+    def dest(self) -> str:
+        return self.name.lstrip("-").replace("-", "_")
+
+
+@dataclass(frozen=True)
+class CommandSpec:
+    """The contract of one leaf command."""
+
+    path: str
+    summary: str
+    handler: str  # "module:function", imported only when the command runs
+    default_format: str
+    group: str = "root"
+    mutating: bool = False
+    supports_dry_run: bool = False
+    views: bool = False
+    input_model: str | None = None  # "module:Class" of the strict --input model
+    input_required: bool = False
+    output_model: str | None = None  # "module:Class" of the data model
+    arguments: tuple[Argument, ...] = ()
+    options: tuple[Option, ...] = ()
+    examples: tuple[str, ...] = ()
+    related: tuple[str, ...] = ()
+    takes_cwd: bool = True
+    description: str = ""
+    extra_format_aliases: tuple[str, ...] = field(default=())
+
+    @property
+    def words(self) -> tuple[str, ...]:
+        return tuple(self.path.split())
+
+
+def _scope_option(choices: tuple[str, ...] = SCOPES) -> Option:
+    return Option(
+        "--scope",
+        "enum",
+        "Knowledge scope to search.",
+        enum=choices,
+        default="durable",
+        domain=True,
+        input_key="scope",
+    )
+
+
+COMMANDS: tuple[CommandSpec, ...] = (
+    CommandSpec(
+        path="describe",
+        summary="Print the machine-readable contract of a command (or list the commands).",
+        description=(
+            "Reads the contract of a leaf command: arguments, options with types, enums and "
+            "defaults, whether it mutates, dry-run and --input support, the --input JSON Schema "
+            "and a summary of the output data. Run it before first use of a command."
+        ),
+        handler="ragit.cli.commands.describe:run",
+        default_format="json",
+        arguments=(
+            Argument(
+                "command",
+                "string",
+                "Command path as separate words, e.g. `memory promote`.",
+                required=False,
+                variadic=True,
+            ),
+        ),
+        takes_cwd=False,
+        examples=("ragit describe", "ragit describe context pack --format json"),
+        related=("status",),
+    ),
+    CommandSpec(
+        path="init",
+        summary="Create .ragit/config.toml and ignore RAGit's runtime state in .gitignore.",
+        description=(
+            "Bootstraps RAGit in a git repository: writes .ragit/config.toml with the documented "
+            "defaults and adds .gitignore entries for runtime state. Idempotent; never overwrites "
+            "user files. The store is created by the first ingest."
+        ),
+        handler="ragit.cli.commands.init:run",
+        default_format="text",
+        mutating=True,
+        supports_dry_run=True,
+        options=(
+            Option(
+                "--yes",
+                "boolean",
+                "Accept defaults without prompting.",
+                default=False,
+                aliases=("--non-interactive",),
+            ),
+            Option(
+                "--git-init",
+                "boolean",
+                "Run `git init` when the directory is not a repository.",
+                default=False,
+            ),
+        ),
+        output_model="ragit.cli.commands.init:InitData",
+        examples=("ragit init --yes", "ragit init --yes --dry-run --format json"),
+        related=("status", "config set", "ingest"),
+        extra_format_aliases=("--output",),
+    ),
+    CommandSpec(
+        path="status",
+        summary="Summarize RAGit state here; read-only; never fails on a missing snapshot.",
+        description=(
+            "The first readiness check for an agent: branch and HEAD, whether HEAD's exact "
+            "snapshot is indexed (and why not), store statistics from RAGit's own metadata, "
+            "configuration and writer-lock state. Reads only; opens no store."
+        ),
+        handler="ragit.cli.commands.status:run",
+        default_format="json",
+        output_model="ragit.cli.commands.status:StatusData",
+        examples=("ragit status", "ragit status --cwd path/to/repo --format json"),
+        related=("doctor", "ingest", "init"),
+    ),
+    CommandSpec(
+        path="config set",
+        summary="Set one configuration key with typed validation, keeping comments and order.",
+        description=(
+            "Edits .ragit/config.toml in place. Keys are `section.key`; unknown keys and "
+            "wrongly typed values are rejected. Lists are given comma-separated or as a JSON array."
+        ),
+        handler="ragit.cli.commands.config:run_set",
+        default_format="json",
+        group="config",
+        mutating=True,
+        supports_dry_run=True,
+        arguments=(
+            Argument("key", "string", "The `section.key` to set."),
+            Argument("value", "string", "The new value."),
+        ),
+        output_model="ragit.config:ConfigSetData",
+        examples=("ragit config set retrieval.top_k 8", "ragit config set output.format json"),
+        related=("status",),
+    ),
+)
+
+
+def by_path() -> dict[str, CommandSpec]:
+    """Specs keyed by their command path."""
+    return {spec.path: spec for spec in COMMANDS}
+
+
+def command_paths() -> list[str]:
+    """Every describable leaf command path, sorted."""
+    return sorted(spec.path for spec in COMMANDS)
+
+
+def families() -> set[str]:
+    """Group names that are not leaves themselves (e.g. ``config``)."""
+    return {spec.words[0] for spec in COMMANDS if len(spec.words) > 1}

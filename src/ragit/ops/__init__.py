@@ -1,0 +1,1 @@
+"""Cross-package operations: status, doctor, repair."""

@@ -1,0 +1,180 @@
+"""`ragit status` core: a read-only summary that never fails on a missing snapshot.
+
+It never writes anything and never opens the canonical store: store facts come
+from RAGit's own metadata (``.ragit/store/meta.json``). The same function serves
+the CLI and the MCP ``ragit_status`` tool.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ragit.contract.errors import (
+    CorruptError,
+    RagitError,
+    SnapshotManifestInvalid,
+)
+from ragit.snapshot._git import GitRepo
+from ragit.snapshot.manifest import list_manifest_shas, load_manifest
+from ragit.snapshot.selection import nearest_indexed_ancestor
+from ragit.workspace import Workspace
+
+
+def _snapshot_block(ws: Workspace, git: GitRepo, dirty: dict[str, str]) -> dict[str, Any]:
+    head = git.head()
+    block: dict[str, Any] = {
+        "requestedRef": "HEAD",
+        "resolvedSha": head.sha,
+        "selection": "head-exact",
+        "status": "missing",
+        "branch": head.branch,
+        "detached": head.detached,
+        "worktreeDirty": bool(dirty),
+    }
+    if head.sha is None:
+        block["reason"] = "HEAD has no commit yet"
+        return block
+    try:
+        manifest = load_manifest(ws, head.sha)
+    except FileNotFoundError:
+        block["reason"] = "no manifest for HEAD"
+        ancestor = nearest_indexed_ancestor(ws, git, head.sha)
+        block["nearestIndexedAncestor"] = ancestor
+        block["recovery"] = f"ragit ingest --since {ancestor}" if ancestor else "ragit ingest --all"
+        return block
+    except (SnapshotManifestInvalid, CorruptError) as exc:
+        block["status"] = "invalid"
+        block["reason"] = exc.message
+        block["errorCode"] = exc.code
+        block["recovery"] = exc.recovery
+        return block
+    block["documents"] = len(manifest.docs)
+    block["chunks"] = len(manifest.durable_chunk_ids())
+    store_problem = _store_problem(ws, manifest.embedding.namespace_id)
+    if store_problem:
+        block["status"] = "store-unavailable"
+        block["reason"] = store_problem
+        block["recovery"] = "ragit doctor --format json"
+    else:
+        block["status"] = "indexed"
+    return block
+
+
+def _store_problem(ws: Workspace, namespace_id: str) -> str | None:
+    from ragit.store import read_meta
+
+    try:
+        meta = read_meta(ws)
+    except RagitError as exc:
+        return exc.message
+    if meta is None:
+        return "the store does not exist (.ragit/store is missing)"
+    if not (ws.store_dir / "chunks").is_dir():
+        return "the store's chunk collection is missing"
+    if meta.embedding.get("namespaceId") != namespace_id:
+        return "the store holds another embedding profile than the snapshot"
+    return None
+
+
+def repository_status(ws: Workspace) -> dict[str, Any]:
+    """Everything `status` reports (camelCase, JSON-ready)."""
+    from ragit.config import load_config, unknown_keys
+
+    git = GitRepo(ws.root)
+    head = git.head()
+    dirty = git.dirty_paths()
+    data: dict[str, Any] = {
+        "root": str(ws.root),
+        "initialized": ws.is_initialized(),
+        "branch": head.branch,
+        "head": head.sha,
+        "detached": head.detached,
+        "worktreeDirty": bool(dirty),
+        "snapshot": _snapshot_block(ws, git, dirty),
+        "manifests": len(list_manifest_shas(ws)),
+    }
+    data["searchReady"] = data["snapshot"]["status"] == "indexed"
+    config_block: dict[str, Any] = {"path": ws.relative(ws.config_path), "valid": True}
+    try:
+        cfg = load_config(ws)
+        config_block["unknownKeys"] = unknown_keys(ws)
+    except RagitError as exc:
+        cfg = None
+        config_block.update(valid=False, errorCode=exc.code, reason=exc.message)
+    data["config"] = config_block
+    data["store"] = _store_block(ws)
+    data["embedding"] = _embedding_block(ws, cfg)
+    data["writerLock"] = _lock_block(ws)
+    data["transactions"] = _transactions_block(ws)
+    if cfg is not None:
+        data["security"] = {
+            "maskingConfigured": cfg.security.secret_masking,
+            "outputRemasking": True,
+            "remoteEmbeddingPolicy": cfg.security.remote_embedding_policy,
+            "admissionMode": cfg.security.admission_mode,
+        }
+    return data
+
+
+def _store_block(ws: Workspace) -> dict[str, Any]:
+    from ragit.store import read_meta
+
+    try:
+        meta = read_meta(ws)
+    except RagitError as exc:
+        return {"present": True, "readable": False, "errorCode": exc.code, "reason": exc.message}
+    if meta is None:
+        return {"present": False}
+    return {
+        "present": True,
+        "readable": True,
+        "backend": "zvec",
+        "schemaVersion": meta.schema_version,
+        "storeId": meta.store_id,
+        "generation": meta.generation,
+        "chunkCount": meta.chunk_count,
+        "publishedAt": meta.published_at,
+    }
+
+
+def _embedding_block(ws: Workspace, cfg: Any) -> dict[str, Any]:
+    from ragit.store import read_meta
+
+    out: dict[str, Any] = {}
+    if cfg is not None:
+        emb = cfg.embedding
+        out["configured"] = {
+            "provider": emb.provider,
+            "model": emb.model,
+            "dimensions": emb.dimensions if emb.provider == "local-placeholder" else None,
+            "baseUrl": emb.base_url,
+            "timeoutMs": emb.timeout_ms,
+            "cacheEnabled": emb.cache_enabled,
+            "cacheDir": emb.cache_dir,
+        }
+    try:
+        meta = read_meta(ws)
+    except RagitError:
+        meta = None
+    out["store"] = meta.embedding if meta is not None else None
+    return out
+
+
+def _lock_block(ws: Workspace) -> dict[str, Any]:
+    from ragit.store import inspect_lock
+
+    info = inspect_lock(ws)
+    return {"state": info.state, "owner": info.owner, "path": ws.relative(ws.lock_path)}
+
+
+def _transactions_block(ws: Workspace) -> dict[str, Any]:
+    from ragit.store import scan_journals
+
+    states = scan_journals(ws)
+    pending = [s for s in states if s.classification != "completed"]
+    return {
+        "total": len(states),
+        "pending": [
+            {"transactionId": s.transaction_id, "classification": s.classification} for s in pending
+        ],
+    }

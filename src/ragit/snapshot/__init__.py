@@ -1,0 +1,1 @@
+"""Snapshots: git access, manifests and snapshot selection."""

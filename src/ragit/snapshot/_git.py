@@ -1,0 +1,307 @@
+"""The pygit2 adapter: the only module that imports pygit2.
+
+Every libgit2 failure is wrapped in a typed RAGit error here, so callers never
+see a pygit2 exception. Knowledge is read from commits (trees and blobs), never
+from the working tree; the worktree is only inspected to report dirtiness.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pygit2  # noqa: TID251 - this module is the pygit2 adapter
+
+from ragit.contract.errors import (
+    NotAGitRepository,
+    SnapshotRefAmbiguous,
+    SnapshotRefInvalid,
+)
+
+_HEX = re.compile(r"[0-9a-fA-F]+")
+_FILE_MODES = {pygit2.GIT_FILEMODE_BLOB, pygit2.GIT_FILEMODE_BLOB_EXECUTABLE}
+_LINK_MODE = pygit2.GIT_FILEMODE_LINK
+
+
+def discover_root(start: Path) -> Path | None:
+    """The worktree root of the repository containing ``start``, or None.
+
+    Linked worktrees resolve to their own root; bare repositories count as none.
+    """
+    try:
+        git_dir = pygit2.discover_repository(str(start))
+    except (pygit2.GitError, OSError):
+        return None
+    if git_dir is None:
+        return None
+    try:
+        repo = pygit2.Repository(git_dir)
+    except (pygit2.GitError, OSError):
+        return None
+    if repo.is_bare or repo.workdir is None:
+        return None
+    return Path(repo.workdir).resolve()
+
+
+def init_repository(path: Path) -> Path:
+    """``git init`` at ``path`` (used by ``ragit init --git-init``)."""
+    repo = pygit2.init_repository(str(path), initial_head="main")
+    return Path(repo.workdir or path).resolve()
+
+
+@dataclass(frozen=True)
+class HeadInfo:
+    """Where HEAD points: ``sha`` is None for an unborn branch."""
+
+    sha: str | None
+    branch: str | None
+    detached: bool
+
+    @property
+    def unborn(self) -> bool:
+        return self.sha is None
+
+
+@dataclass(frozen=True)
+class TreeFile:
+    """A regular file (or a symlink) in a commit's tree."""
+
+    path: str
+    blob_sha: str
+    is_symlink: bool
+
+
+@dataclass(frozen=True)
+class Change:
+    """One path-level difference between two commits (``status`` in A, M, D, R)."""
+
+    status: str
+    old_path: str | None
+    new_path: str | None
+
+
+class GitRepo:
+    """A repository opened at its worktree root."""
+
+    def __init__(self, root: Path) -> None:
+        try:
+            self._repo = pygit2.Repository(str(root))
+        except (pygit2.GitError, OSError) as exc:
+            raise NotAGitRepository(str(root)) from exc
+        self.root = root
+
+    # ------------------------------------------------------------ HEAD
+    def head(self) -> HeadInfo:
+        """The current HEAD (fresh read every call)."""
+        repo = self._repo
+        detached = bool(repo.head_is_detached)
+        branch: str | None = None
+        if not detached:
+            try:
+                target = repo.references["HEAD"].target
+            except (KeyError, pygit2.GitError):
+                target = None
+            if isinstance(target, str) and target.startswith("refs/heads/"):
+                branch = target[len("refs/heads/") :]
+        if repo.head_is_unborn:
+            return HeadInfo(sha=None, branch=branch, detached=False)
+        try:
+            sha = str(repo.head.target)
+        except pygit2.GitError:
+            return HeadInfo(sha=None, branch=branch, detached=detached)
+        return HeadInfo(sha=sha, branch=branch, detached=detached)
+
+    # ------------------------------------------------------------ refs
+    def resolve_read_ref(self, ref: str) -> str:
+        """Resolve a snapshot ref for reads: ``HEAD``, a full SHA or a unique hex prefix (4+).
+
+        Raises:
+            SnapshotRefInvalid: anything else, or no such commit.
+            SnapshotRefAmbiguous: a prefix that matches several commits.
+        """
+        if ref == "HEAD":
+            head = self.head()
+            if head.sha is None:
+                raise SnapshotRefInvalid(ref, "HEAD has no commit yet")
+            return head.sha
+        if not _HEX.fullmatch(ref) or not 4 <= len(ref) <= 40:
+            raise SnapshotRefInvalid(ref)
+        ref = ref.lower()
+        try:
+            obj = self._repo.revparse_single(ref)
+        except KeyError as exc:
+            raise SnapshotRefInvalid(ref, "no commit matches") from exc
+        except ValueError as exc:
+            if "ambiguous" in str(exc).lower():
+                raise SnapshotRefAmbiguous(ref, self._commits_with_prefix(ref)) from exc
+            raise SnapshotRefInvalid(ref) from exc
+        except pygit2.GitError as exc:
+            if "ambiguous" in str(exc).lower():
+                raise SnapshotRefAmbiguous(ref, self._commits_with_prefix(ref)) from exc
+            raise SnapshotRefInvalid(ref) from exc
+        if obj.type != pygit2.GIT_OBJECT_COMMIT or not str(obj.id).startswith(ref):
+            raise SnapshotRefInvalid(ref, "not a commit")
+        return str(obj.id)
+
+    def _commits_with_prefix(self, prefix: str) -> list[str]:
+        out: list[str] = []
+        for oid in self._repo.odb:  # enumerating objects is only done on the rare ambiguity path
+            text = str(oid)
+            if text.startswith(prefix):
+                obj = self._repo.get(oid)
+                if obj is not None and obj.type == pygit2.GIT_OBJECT_COMMIT:
+                    out.append(text)
+        return sorted(out) or [prefix]
+
+    def resolve_commitish(self, ref: str) -> str:
+        """Resolve any commit-ish git understands (``HEAD~1``, a branch, a tag, a SHA).
+
+        Raises:
+            SnapshotRefInvalid: it does not name a commit.
+        """
+        if not ref or ref.startswith("-"):
+            raise SnapshotRefInvalid(ref, "not a commit-ish")
+        try:
+            obj = self._repo.revparse_single(ref)
+            commit = obj.peel(pygit2.Commit)
+        except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError) as exc:
+            raise SnapshotRefInvalid(ref, "git cannot resolve it to a commit") from exc
+        return str(commit.id)
+
+    def has_commit(self, sha: str) -> bool:
+        try:
+            obj = self._repo.get(sha)
+        except (ValueError, pygit2.GitError):
+            return False
+        return obj is not None and obj.type == pygit2.GIT_OBJECT_COMMIT
+
+    # ------------------------------------------------------------ history
+    def is_ancestor(self, ancestor: str, descendant: str) -> bool:
+        """True when ``ancestor`` is ``descendant`` or one of its ancestors."""
+        if ancestor == descendant:
+            return True
+        return bool(self._repo.descendant_of(descendant, ancestor))
+
+    def first_parents(self, sha: str, limit: int = 10_000) -> Iterator[str]:
+        """``sha``'s first-parent ancestors, nearest first (``sha`` excluded)."""
+        commit = self._repo.get(sha)
+        count = 0
+        while commit is not None and commit.parent_ids and count < limit:
+            parent_id = commit.parent_ids[0]
+            yield str(parent_id)
+            commit = self._repo.get(parent_id)
+            count += 1
+
+    def parent(self, sha: str) -> str | None:
+        commit = self._repo.get(sha)
+        if commit is None or not commit.parent_ids:
+            return None
+        return str(commit.parent_ids[0])
+
+    def commit_time(self, sha: str) -> int:
+        """Committer time of ``sha`` (seconds since the epoch)."""
+        commit = self._repo.get(sha)
+        return int(commit.commit_time)
+
+    def commit_subject(self, sha: str) -> str:
+        commit = self._repo.get(sha)
+        return str(commit.message).split("\n", 1)[0]
+
+    # ------------------------------------------------------------ trees and blobs
+    def tree_files(self, sha: str) -> list[TreeFile]:
+        """Every regular file and symlink in the commit's tree, sorted by path."""
+        commit = self._repo.get(sha)
+        out: list[TreeFile] = []
+        stack: list[tuple[str, pygit2.Tree]] = [("", commit.tree)]
+        while stack:
+            prefix, tree = stack.pop()
+            for entry in tree:
+                path = f"{prefix}{entry.name}"
+                if entry.filemode == pygit2.GIT_FILEMODE_TREE:
+                    stack.append((path + "/", self._repo.get(entry.id)))
+                elif entry.filemode in _FILE_MODES:
+                    out.append(TreeFile(path, str(entry.id), False))
+                elif entry.filemode == _LINK_MODE:
+                    out.append(TreeFile(path, str(entry.id), True))
+        out.sort(key=lambda f: f.path)
+        return out
+
+    def read_blob(self, blob_sha: str) -> bytes:
+        blob = self._repo.get(blob_sha)
+        return bytes(blob.data)
+
+    def blob_size(self, blob_sha: str) -> int:
+        blob = self._repo.get(blob_sha)
+        return int(blob.size)
+
+    def changes(self, base: str, target: str) -> list[Change]:
+        """Path changes from ``base`` to ``target`` with rename detection."""
+        a = self._repo.get(base).tree
+        b = self._repo.get(target).tree
+        diff = a.diff_to_tree(b)
+        diff.find_similar()
+        out: list[Change] = []
+        for delta in diff.deltas:
+            status = delta.status_char()
+            old = delta.old_file.path
+            new = delta.new_file.path
+            if status == "A":
+                out.append(Change("A", None, new))
+            elif status == "D":
+                out.append(Change("D", old, None))
+            elif status == "R":
+                out.append(Change("R", old, new))
+            else:
+                out.append(Change("M", old, new))
+        return out
+
+    # ------------------------------------------------------------ worktree
+    def dirty_paths(self) -> dict[str, str]:
+        """Paths whose index or worktree differs from HEAD, untracked ones included.
+
+        Values: ``modified``, ``staged``, ``untracked``, ``deleted``. Ignored files are skipped.
+        """
+        out: dict[str, str] = {}
+        try:
+            status = self._repo.status(untracked_files="all", ignored=False)
+        except pygit2.GitError:
+            return out
+        for path, flags in status.items():
+            if flags & pygit2.GIT_STATUS_IGNORED:
+                continue
+            if flags & (pygit2.GIT_STATUS_WT_DELETED | pygit2.GIT_STATUS_INDEX_DELETED):
+                out[path] = "deleted"
+            elif flags & pygit2.GIT_STATUS_WT_NEW and not flags & pygit2.GIT_STATUS_INDEX_NEW:
+                out[path] = "untracked"
+            elif flags & (
+                pygit2.GIT_STATUS_WT_MODIFIED
+                | pygit2.GIT_STATUS_WT_RENAMED
+                | pygit2.GIT_STATUS_WT_TYPECHANGE
+            ):
+                out[path] = "modified"
+            elif flags & (
+                pygit2.GIT_STATUS_INDEX_NEW
+                | pygit2.GIT_STATUS_INDEX_MODIFIED
+                | pygit2.GIT_STATUS_INDEX_RENAMED
+                | pygit2.GIT_STATUS_INDEX_TYPECHANGE
+            ):
+                out[path] = "staged"
+        return out
+
+    def is_dirty(self) -> bool:
+        return bool(self.dirty_paths())
+
+    # ------------------------------------------------------------ hooks support
+    @property
+    def common_dir(self) -> Path:
+        """The git dir shared by all worktrees (where ``hooks/`` lives by default)."""
+        path = getattr(self._repo, "commondir", None) or self._repo.path
+        return Path(path).resolve()
+
+    def config_value(self, key: str) -> str | None:
+        try:
+            return str(self._repo.config[key])
+        except (KeyError, pygit2.GitError):
+            return None

@@ -1,0 +1,142 @@
+"""Snapshot manifests: `.ragit/manifest/<full sha>.json` (contract §5).
+
+A manifest lists the documents of one commit and the content-addressed chunk
+ids each one is made of; no document text is copied into it (the text lives in
+the store and, immutably, in git). Manifests are published atomically (temp
+file, fsync, rename) and read strictly; a read never rewrites one.
+
+``docs[].chunkIds`` is the authoritative list of a document's chunks. To keep
+manifests small, ``chunkScopes.durable`` lists only durable chunks that belong
+to no document entry (normally none); the durable scope of a snapshot is
+``docs[].chunkIds ∪ chunkScopes.durable``. The other scopes list artifact chunks.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic.alias_generators import to_camel
+
+from ragit._fs import atomic_write_bytes
+from ragit.contract.errors import SnapshotManifestInvalid, SnapshotSchemaUnsupported
+from ragit.workspace import Workspace
+
+INDEX_VERSION = 1
+_SHA40 = re.compile(r"[0-9a-f]{40}")
+
+
+class _ManifestModel(BaseModel):
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="allow", frozen=True
+    )
+
+
+class ManifestEmbedding(_ManifestModel):
+    namespace_id: str
+    provider: str
+    model: str
+    dimensions: int
+
+
+class ManifestDoc(_ManifestModel):
+    path: str
+    document_id: str
+    version_id: str
+    doc_type: str
+    blob_sha: str
+    chunk_ids: list[str]
+    title: str | None = None
+
+
+class ChunkScopes(_ManifestModel):
+    durable: list[str] = Field(default_factory=list)
+    session: list[str] = Field(default_factory=list)
+    harness: list[str] = Field(default_factory=list)
+    evidence: list[str] = Field(default_factory=list)
+
+
+class Manifest(_ManifestModel):
+    index_version: int
+    commit_sha: str
+    parent_sha: str | None
+    created_at: str
+    embedding: ManifestEmbedding
+    docs: list[ManifestDoc]
+    chunk_scopes: ChunkScopes = Field(default_factory=ChunkScopes)
+    artifact_entries: list[dict[str, Any]] = Field(default_factory=list)
+
+    def durable_chunk_ids(self) -> set[str]:
+        ids = {cid for doc in self.docs for cid in doc.chunk_ids}
+        ids.update(self.chunk_scopes.durable)
+        return ids
+
+    def all_chunk_ids(self) -> set[str]:
+        ids = self.durable_chunk_ids()
+        for scope in (
+            self.chunk_scopes.session,
+            self.chunk_scopes.harness,
+            self.chunk_scopes.evidence,
+        ):
+            ids.update(scope)
+        return ids
+
+    def to_json_bytes(self) -> bytes:
+        data = self.model_dump(mode="json", by_alias=True, exclude_none=True)
+        return (json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+
+
+def manifest_exists(ws: Workspace, sha: str) -> bool:
+    return ws.manifest_path(sha).is_file()
+
+
+def list_manifest_shas(ws: Workspace) -> list[str]:
+    """SHAs that have a manifest file (names only; contents are not read)."""
+    try:
+        names = [p.name for p in ws.manifest_dir.iterdir()]
+    except FileNotFoundError:
+        return []
+    return sorted(n[:-5] for n in names if n.endswith(".json") and _SHA40.fullmatch(n[:-5]))
+
+
+def load_manifest(ws: Workspace, sha: str) -> Manifest:
+    """Read and validate the manifest of ``sha``.
+
+    Raises:
+        FileNotFoundError: there is none.
+        SnapshotManifestInvalid: invalid JSON, missing fields, or a commitSha ≠ file name.
+        SnapshotSchemaUnsupported: an ``indexVersion`` newer than this ragit supports.
+    """
+    path = ws.manifest_path(sha)
+    rel = ws.relative(path)
+    raw = path.read_bytes()
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise SnapshotManifestInvalid(sha, rel, "not valid JSON (truncated or corrupt)") from exc
+    if not isinstance(data, dict):
+        raise SnapshotManifestInvalid(sha, rel, "not a JSON object")
+    version = data.get("indexVersion")
+    if isinstance(version, int) and not isinstance(version, bool) and version > INDEX_VERSION:
+        raise SnapshotSchemaUnsupported(rel, version, INDEX_VERSION)
+    try:
+        manifest = Manifest.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False, include_input=False)[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise SnapshotManifestInvalid(sha, rel, f"{where}: {first['msg']}") from None
+    if manifest.index_version < 1:
+        raise SnapshotManifestInvalid(sha, rel, "indexVersion must be a positive integer")
+    if manifest.commit_sha != sha:
+        raise SnapshotManifestInvalid(sha, rel, "commitSha does not match the file name")
+    return manifest
+
+
+def write_manifest(ws: Workspace, manifest: Manifest) -> Path:
+    """Publish ``manifest`` atomically; returns its path."""
+    path = ws.manifest_path(manifest.commit_sha)
+    atomic_write_bytes(path, manifest.to_json_bytes())
+    return path

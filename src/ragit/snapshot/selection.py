@@ -1,0 +1,107 @@
+"""Snapshot selection for every read command (contract §5).
+
+No ``at`` means exactly the current HEAD (``head-exact``): HEAD is read before
+and after the manifest is loaded and the selection is retried once if it moved.
+An explicit ``at`` accepts only ``HEAD``, a full SHA or a unique hex prefix
+(``explicit-exact``). The manifest must exist for exactly that commit; the
+nearest indexed first-parent ancestor is reported in the error, never used.
+Selection happens before any embedding call or store access.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ragit.contract.errors import RepositoryStateChanged, SnapshotNotIndexed
+from ragit.snapshot._git import GitRepo, HeadInfo
+from ragit.snapshot.manifest import Manifest, load_manifest, manifest_exists
+from ragit.workspace import Workspace
+
+DIRTY_WARNING = (
+    "the worktree has uncommitted changes; results come from the committed snapshot "
+    "and do not include them"
+)
+
+
+@dataclass(frozen=True)
+class Selection:
+    """A resolved, loaded snapshot."""
+
+    requested_ref: str
+    resolved_sha: str
+    selection: str
+    head: HeadInfo
+    worktree_dirty: bool
+    manifest: Manifest
+
+    def block(self, status: str = "indexed") -> dict[str, Any]:
+        """The ``snapshot`` object of query/context pack/recall data."""
+        return {
+            "requestedRef": self.requested_ref,
+            "resolvedSha": self.resolved_sha,
+            "selection": self.selection,
+            "status": status,
+            "branch": self.head.branch,
+            "detached": self.head.detached,
+            "worktreeDirty": self.worktree_dirty,
+        }
+
+
+def nearest_indexed_ancestor(ws: Workspace, git: GitRepo, sha: str) -> str | None:
+    """The closest first-parent ancestor of ``sha`` that has a manifest."""
+    for candidate in git.first_parents(sha):
+        if manifest_exists(ws, candidate):
+            return candidate
+    return None
+
+
+def _fault(phase: str) -> None:
+    from ragit.store.faults import reach
+
+    reach(phase)
+
+
+def select_snapshot(ws: Workspace, git: GitRepo, at: str | None) -> Selection:
+    """Resolve and load the exact snapshot for a read.
+
+    Raises:
+        SnapshotRefInvalid, SnapshotRefAmbiguous: a bad ``at``.
+        SnapshotNotIndexed: no manifest for exactly that commit (or an unborn HEAD).
+        SnapshotManifestInvalid, SnapshotSchemaUnsupported: a corrupt or future manifest.
+        RepositoryStateChanged: HEAD moved twice while selecting.
+    """
+    if at is not None and at != "HEAD":
+        sha = git.resolve_read_ref(at)
+        manifest = _load_or_not_indexed(ws, git, sha, head_selected=False)
+        head = git.head()
+        return Selection(at, sha, "explicit-exact", head, git.is_dirty(), manifest)
+    requested = at or "HEAD"
+    attempts = 0
+    first_head: str | None = None
+    while True:
+        attempts += 1
+        before = git.head()
+        if before.sha is None:
+            raise SnapshotNotIndexed(None)
+        if first_head is None:
+            first_head = before.sha
+        manifest = _load_or_not_indexed(ws, git, before.sha, head_selected=True)
+        _fault("selection-loaded")
+        after = git.head()
+        if after.sha == before.sha:
+            selection = "head-exact" if at is None else "explicit-exact"
+            return Selection(requested, before.sha, selection, after, git.is_dirty(), manifest)
+        if attempts >= 2:
+            raise RepositoryStateChanged(first_head, after.sha, attempts)
+
+
+def _load_or_not_indexed(ws: Workspace, git: GitRepo, sha: str, *, head_selected: bool) -> Manifest:
+    try:
+        return load_manifest(ws, sha)
+    except FileNotFoundError:
+        raise SnapshotNotIndexed(
+            sha,
+            nearest_indexed_ancestor=nearest_indexed_ancestor(ws, git, sha),
+            head_selected=head_selected,
+        ) from None
