@@ -1,0 +1,220 @@
+"""all-MiniLM-L6-v2 on onnxruntime with per-channel int8 weights (optional accelerator).
+
+On first use the fp32 graph is built from the verified safetensors (no
+torch, see :mod:`._onnx_graph`) and quantized with onnxruntime's dynamic
+quantizer: int8 weights with one scale per output channel, activations
+quantized per call. Per-tensor weight scales lose too much (cosine 0.94 to
+fp32), so they are never used. The result, about 60 MB, is written once into
+the user cache, keyed by the weights' sha256, the builder version and the
+onnxruntime version (its quantizer decides the bytes), via a temporary folder
+and an atomic rename; nothing is ever written into a repository.
+
+Only the weight-times-activation MatMuls are quantized; the embedding tables
+stay fp32, which is measurably closer to the fp32 encoder for short texts.
+Each text runs on its own: dynamic quantization picks its activation range
+from the whole input tensor, so a padded batch would make a text's vector
+depend on its neighbours.
+
+This is a different numeric path from the numpy encoder (cosine about 0.99
+to it), hence its own :data:`NUMERIC_PATH` for cache namespaces.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import shutil
+import tempfile
+import threading
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+import onnxruntime as ort  # type: ignore[import-untyped,unused-ignore]
+from numpy.typing import NDArray
+
+from ragit.embed.minilm._errors import EmbeddingModelInvalid
+from ragit.embed.minilm._locate import EXPECTED_CONFIG, MODEL_ID, ModelFiles, locate_model
+from ragit.embed.minilm._onnx_graph import ATTENTION_MASK, BUILDER_VERSION, INPUT_IDS
+from ragit.embed.minilm._text import MAX_TOKENS, check_texts, load_tokenizer, sanitize
+from ragit.workspace import user_cache_dir
+
+NUMERIC_PATH = "ort-int8-pc"
+DIMENSION: int = EXPECTED_CONFIG["hidden_size"]
+INT8_FILE = "model-int8-pc.onnx"
+
+_log = logging.getLogger(__name__)
+_build_lock = threading.Lock()
+
+
+def build_id(files: ModelFiles) -> str:
+    """What a cached int8 build depends on: weights, builder and quantizer versions."""
+    return f"{files.weights_sha256[:16]}-b{BUILDER_VERSION}-ort{ort.__version__}"
+
+
+def onnx_cache_dir() -> Path:
+    """Where int8 builds are kept (a user cache, never a repository)."""
+    return user_cache_dir() / "minilm" / "onnx"
+
+
+def int8_model_path(files: ModelFiles, cache_dir: Path | None = None) -> Path:
+    """Where the int8 model for ``files`` lives once built."""
+    return (cache_dir or onnx_cache_dir()) / build_id(files) / INT8_FILE
+
+
+@contextlib.contextmanager
+def _quiet_root_logger() -> Iterator[None]:
+    # The quantizer calls logging.warning() on the root logger, which would
+    # install a stderr handler on a process that configured none; a NullHandler
+    # prevents that and the filter drops the advice (shape pre-processing does
+    # not apply to a graph without dynamic shape ambiguity).
+    root = logging.getLogger()
+    handler = logging.NullHandler()
+
+    def drop(record: logging.LogRecord) -> bool:
+        return False
+
+    root.addHandler(handler)
+    root.addFilter(drop)
+    try:
+        yield
+    finally:
+        root.removeFilter(drop)
+        root.removeHandler(handler)
+
+
+def build_int8_model(files: ModelFiles, cache_dir: Path | None = None) -> Path:
+    """Build (once) and return the per-channel int8 model for ``files``.
+
+    Concurrent builders each write a private temporary folder; the last rename
+    wins and every result is identical, so no file lock is needed.
+
+    Raises:
+        EmbeddingModelInvalid: the weights do not load or lack a tensor.
+        OSError: the cache folder cannot be written.
+    """
+    target = int8_model_path(files, cache_dir)
+    if target.is_file():
+        return target
+    import onnx
+    from onnxruntime.quantization import (  # type: ignore[import-untyped,unused-ignore]
+        QuantType,
+        quantize_dynamic,
+    )
+
+    from ragit.embed.minilm._onnx_graph import build_model
+    from ragit.embed.minilm._weights import load_weights
+
+    with _build_lock:
+        if target.is_file():
+            return target
+        weights = load_weights(files)
+        try:
+            model = build_model(weights)
+        except KeyError as exc:
+            raise EmbeddingModelInvalid(
+                str(files.weights), f"tensor {exc.args[0]} is missing"
+            ) from None
+        del weights
+        target.parent.mkdir(parents=True, exist_ok=True)
+        scratch = Path(tempfile.mkdtemp(dir=target.parent, prefix=".build-"))
+        try:
+            fp32_path = scratch / "model-fp32.onnx"
+            int8_path = scratch / INT8_FILE
+            onnx.save(model, str(fp32_path))
+            del model
+            with _quiet_root_logger():
+                quantize_dynamic(
+                    fp32_path,
+                    int8_path,
+                    per_channel=True,
+                    weight_type=QuantType.QInt8,
+                    op_types_to_quantize=["MatMul"],
+                )
+            os.replace(int8_path, target)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+    _log.debug("built %s", target)
+    return target
+
+
+def _session(path: Path, threads: int) -> Any:
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 3
+    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+
+
+class OrtInt8Encoder:
+    """Sentence embeddings of all-MiniLM-L6-v2 on onnxruntime, int8 per-channel.
+
+    About twice the numpy encoder's throughput at cosine about 0.99 to it.
+    Safe to share between threads; keep one instance for the process.
+    """
+
+    numeric_path: ClassVar[str] = NUMERIC_PATH
+    model_id: ClassVar[str] = MODEL_ID
+    dimension: ClassVar[int] = DIMENSION
+    max_tokens: ClassVar[int] = MAX_TOKENS
+
+    def __init__(
+        self, files: ModelFiles, *, threads: int = 2, cache_dir: Path | None = None
+    ) -> None:
+        """Build the int8 model if it is not cached yet, then load it.
+
+        Raises:
+            EmbeddingModelInvalid: the model files do not load, or the built
+                model does not load even after a rebuild.
+            OSError: the cache folder cannot be written.
+        """
+        if threads < 1:
+            raise ValueError("threads must be at least 1")
+        self.files = files
+        self.build_id = build_id(files)
+        self._tokenizer = load_tokenizer(files.tokenizer)
+        path = build_int8_model(files, cache_dir)
+        try:
+            self._session = _session(path, threads)
+        except Exception:  # onnxruntime's errors share no base class; a damaged cache file
+            path.unlink(missing_ok=True)
+            path = build_int8_model(files, cache_dir)
+            try:
+                self._session = _session(path, threads)
+            except Exception as exc:
+                raise EmbeddingModelInvalid(
+                    str(path), "the int8 model built from the weights does not load"
+                ) from exc
+        self.model_file = path
+
+    @classmethod
+    def load(
+        cls, model_path: str | None = None, *, threads: int = 2, cache_dir: Path | None = None
+    ) -> OrtInt8Encoder:
+        """Locate, verify, build if needed and load the model.
+
+        Raises:
+            EmbeddingModelInvalid: see :func:`locate_model`.
+            OSError: the cache folder cannot be written.
+        """
+        return cls(locate_model(model_path), threads=threads, cache_dir=cache_dir)
+
+    def token_ids(self, text: str) -> list[int]:
+        """The token ids the model sees for ``text`` (with [CLS]/[SEP], cut at 256)."""
+        return list(self._tokenizer.encode(sanitize(text)).ids)
+
+    def encode(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        """L2-normalized embeddings, one row of 384 per text, in input order.
+
+        Raises:
+            TypeError: ``texts`` is a single string or holds a non-string.
+        """
+        check_texts(texts)
+        out = np.empty((len(texts), DIMENSION), dtype=np.float32)
+        for row, text in enumerate(texts):
+            ids = np.asarray([self._tokenizer.encode(sanitize(text)).ids], dtype=np.int64)
+            feeds = {INPUT_IDS: ids, ATTENTION_MASK: np.ones_like(ids)}
+            out[row] = self._session.run(None, feeds)[0][0]
+        return out
