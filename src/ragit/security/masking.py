@@ -135,6 +135,7 @@ _PLACEHOLDER_WORDS = frozenset(
         "undefined",
         "secret",
         "password",
+        "pass",
         "token",
         "required",
         "optional",
@@ -272,6 +273,7 @@ class _TokenRule:
     needs_digit: bool = True
     keep: int = 6
     check: Callable[[str], bool] | None = None
+    render: Callable[[str], str] | None = None
 
 
 def _mixed_case(value: str) -> bool:
@@ -318,6 +320,14 @@ _TOKEN_RULES: tuple[_TokenRule, ...] = (
         check=_mixed_case,
     ),
     _TokenRule(
+        "url_credentials",
+        "://",
+        re.compile(r"(?<=://)[A-Za-z0-9._~%+-]{1,128}:[^\s:/@]{1,256}(?=@)"),
+        needs_digit=False,
+        check=lambda token: not _is_placeholder(token.partition(":")[2]),
+        render=lambda token: token.partition(":")[0] + ":" + MASK,
+    ),
+    _TokenRule(
         "jwt",
         "eyJ",
         re.compile(r"eyJ[A-Za-z0-9_-]{7,}\.eyJ[A-Za-z0-9_-]{7,}\.[A-Za-z0-9_-]*"),
@@ -343,6 +353,8 @@ def _apply_token_rule(rule: _TokenRule, text: str, labels: list[str]) -> str:
         if rule.check is not None and not rule.check(token):
             return token
         found.append((start, rule.label))
+        if rule.render is not None:
+            return rule.render(token)
         return token[: rule.keep] + MASK
 
     result = rule.pattern.sub(replace, text)
@@ -369,9 +381,15 @@ _GENERIC_TRIGGERS = [
     _word(["private", "key"]),
     _word(["access", "key"]),
     _word(["secret", "key"]),
+    _word(["signing", "key"]),
+    _word(["encryption", "key"]),
+    _word(["master", "key"]),
+    _word(["auth", "key"]),
     _word(["auth", "token"]),
     _word(["token"]),
     _word(["secret"]),
+    _word(["credentials"]),
+    _word(["credential"]),
 ]
 _AWS_TRIGGER = _word(["secret", "access", "key"])
 _PASSWORD_TRIGGERS = [
@@ -397,8 +415,9 @@ _SEP_AND_VALUE = re.compile(
 )
 _SEPARATOR = re.compile(r"[:=]")
 _IDENT = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
-# Every trigger ends with one of these (key, secret, token, passwd, passphrase, 비밀번호).
-_TRIGGER_LAST = frozenset("yYtTnNdDeE호")
+# Every trigger ends with one of these (key, secret, token, passwd, passphrase,
+# credential(s), 비밀번호).
+_TRIGGER_LAST = frozenset("yYtTnNdDeElLsS호")
 _KEY_LOOKBACK = 40
 
 
@@ -595,7 +614,7 @@ def mask_json(value: object, path: str = "") -> tuple[object, int, list[str]]:
     Object keys are not masked (they are schema, not data); non-string scalars are
     returned unchanged; tuples are treated as arrays. The input is not mutated.
     """
-    sources: list[str] = Field(default_factory=list)
+    sources: list[str] = []
     masked, count = _mask_json(value, path, sources)
     return masked, count, sources
 
