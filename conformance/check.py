@@ -1,0 +1,224 @@
+"""Lint the suite itself: ``python -m conformance.check``.
+
+Checks that every case file is valid against ``case.schema.json`` (with
+``jsonschema`` when it is installed), that ids are unique and equal their file
+stems, that fixtures exist, that goldens use only known matchers, that every
+cited requirement exists, that every implemented requirement is covered by a
+case that is expected to pass, and that every expected-failure entry names a
+case. Prints one line per problem and exits 1 when there is any.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+from conformance.matchers import lint
+from conformance.suite import TARGETS, Case, Suite, SuiteError, load_case, read_json
+
+REQUIREMENT_ID = re.compile(r"^[A-Z]{2,5}-[0-9]{3}$")
+REQUIREMENT_KEYS = {"id", "section", "text", "status", "outOfSuite"}
+STATUSES = ("implemented", "planned")
+
+
+def _schema_validator(suite: Suite) -> tuple[Any, list[str]]:
+    try:
+        schema = read_json(suite.schema_path)
+    except SuiteError as exc:
+        return None, [str(exc)]
+    try:
+        import jsonschema
+    except ImportError:
+        print("warning: jsonschema is not installed; case files are not schema-checked",
+              file=sys.stderr)
+        return None, []
+    validator_cls = jsonschema.Draft202012Validator
+    try:
+        validator_cls.check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        return None, [f"{suite.schema_path}: invalid schema: {exc.message}"]
+    return validator_cls(schema, format_checker=validator_cls.FORMAT_CHECKER), []
+
+
+def _rel(suite: Suite, path: Path) -> str:
+    try:
+        return path.relative_to(suite.root.parent).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _case_problems(suite: Suite, case: Case, validator: Any) -> list[str]:
+    where = _rel(suite, case.path)
+    data = case.data
+    problems: list[str] = []
+    if validator is not None:
+        for error in sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path)):
+            location = "/".join(str(p) for p in error.absolute_path) or "(root)"
+            problems.append(f"{where}: schema: at {location}: {error.message}")
+    if data.get("id") != case.path.stem:
+        problems.append(f"{where}: id {data.get('id')!r} must equal the file stem {case.path.stem!r}")
+    if case.target not in TARGETS:
+        problems.append(f"{where}: directory {case.target!r} is not a target {list(TARGETS)}")
+    fixture = data.get("fixture")
+    if isinstance(fixture, str) and not (suite.fixtures_dir / fixture / "fixture.json").is_file():
+        problems.append(f"{where}: fixture {fixture!r} does not exist "
+                        f"({_rel(suite, suite.fixtures_dir / fixture / 'fixture.json')})")
+    expect = data.get("expect") if isinstance(data.get("expect"), dict) else {}
+    goldens: list[tuple[str, Any]] = []
+    if "envelope" in expect:
+        goldens.append(("expect.envelope", expect["envelope"]))
+    if isinstance(expect.get("mcp"), dict) and "result" in expect["mcp"]:
+        goldens.append(("expect.mcp.result", expect["mcp"]["result"]))
+    for index, spec in enumerate(expect.get("files", []) or []):
+        if isinstance(spec, dict) and "json" in spec:
+            goldens.append((f"expect.files[{index}].json", spec["json"]))
+    for label, golden in goldens:
+        problems += [f"{where}: {label}: {p.replace('$', '', 1)}" for p in lint(golden)]
+    step = data.get("step") if isinstance(data.get("step"), dict) else {}
+    if "argv" in step and "envelope" in expect:
+        if expect.get("stdout") not in ("envelope", "text+envelope"):
+            problems.append(f"{where}: expect.envelope needs stdout 'envelope' or 'text+envelope'")
+    captures = {s.get("capture") for s in data.get("setup", []) if isinstance(s, dict)}
+    for spec in expect.get("equalCaptures", []) or []:
+        if isinstance(spec, dict) and spec.get("capture") not in captures:
+            problems.append(f"{where}: equalCaptures names unknown capture {spec.get('capture')!r}")
+    return problems
+
+
+def _requirement_problems(
+    suite: Suite,
+    requirements: list[Any],
+    cases: list[Case],
+    expected: dict[str, str],
+) -> list[str]:
+    where = _rel(suite, suite.requirements_path)
+    problems: list[str] = []
+    by_id: dict[str, dict[str, Any]] = {}
+    for index, req in enumerate(requirements):
+        if not isinstance(req, dict):
+            problems.append(f"{where}: requirements[{index}] is not an object")
+            continue
+        missing = {"id", "section", "text", "status"} - set(req)
+        extra = set(req) - REQUIREMENT_KEYS
+        if missing or extra:
+            problems.append(
+                f"{where}: requirements[{index}] missing {sorted(missing)} / unknown {sorted(extra)}"
+            )
+        rid = req.get("id")
+        if not isinstance(rid, str) or not REQUIREMENT_ID.match(rid):
+            problems.append(f"{where}: requirements[{index}] has a malformed id {rid!r}")
+            continue
+        if rid in by_id:
+            problems.append(f"{where}: duplicate requirement id {rid}")
+        if req.get("status") not in STATUSES:
+            problems.append(f"{where}: {rid}: status must be one of {list(STATUSES)}")
+        if not isinstance(req.get("text"), str) or not req.get("text", "").strip():
+            problems.append(f"{where}: {rid}: text must be a non-empty string")
+        if "outOfSuite" in req and not str(req["outOfSuite"]).strip():
+            problems.append(f"{where}: {rid}: outOfSuite must say where the rule is verified")
+        by_id[rid] = req
+    cited: dict[str, list[str]] = defaultdict(list)
+    for case in cases:
+        for rid in case.data.get("requirements", []) or []:
+            cited[rid].append(case.id)
+            if rid not in by_id:
+                problems.append(f"{_rel(suite, case.path)}: unknown requirement {rid!r}")
+    for rid, req in by_id.items():
+        if req.get("status") != "implemented" or "outOfSuite" in req:
+            continue
+        covering = cited.get(rid, [])
+        if not covering:
+            problems.append(f"{where}: implemented requirement {rid} has no case")
+        elif all(case_id in expected for case_id in covering):
+            problems.append(
+                f"{where}: implemented requirement {rid} is covered only by expected failures "
+                f"({', '.join(sorted(covering))}); mark it planned or fix the cases"
+            )
+    return problems
+
+
+def check_suite(suite: Suite) -> list[str]:
+    """Return every problem of the suite at ``suite`` (empty when it is consistent)."""
+    problems: list[str] = []
+    validator, schema_problems = _schema_validator(suite)
+    problems += schema_problems
+    cases: list[Case] = []
+    if suite.cases_dir.is_dir():
+        for path in sorted(suite.cases_dir.rglob("*")):
+            if path.is_dir():
+                continue
+            rel = path.relative_to(suite.cases_dir)
+            if path.suffix != ".json" or len(rel.parts) != 2:
+                problems.append(f"{_rel(suite, path)}: stray file (cases are cases/<target>/<id>.json)")
+    for path in suite.case_files():
+        try:
+            cases.append(load_case(path))
+        except SuiteError as exc:
+            problems.append(str(exc))
+    for case in cases:
+        problems += _case_problems(suite, case, validator)
+    for case_id, count in Counter(case.id for case in cases).items():
+        if count > 1:
+            problems.append(f"case id {case_id!r} is used by {count} files")
+    try:
+        expected = suite.load_expected_failures()
+    except SuiteError as exc:
+        problems.append(str(exc))
+        expected = {}
+    known = {case.id for case in cases}
+    for case_id in sorted(set(expected) - known):
+        problems.append(
+            f"{_rel(suite, suite.expected_failures_path)}: {case_id!r} names no case"
+        )
+    try:
+        requirements = suite.load_requirements()
+    except SuiteError as exc:
+        problems.append(str(exc))
+        requirements = []
+    problems += _requirement_problems(suite, requirements, cases, expected)
+    return problems
+
+
+def summary(suite: Suite) -> str:
+    """Counts of cases per target and of requirements per status."""
+    cases = suite.load_cases()
+    per_target = Counter(case.target for case in cases)
+    reqs = suite.load_requirements()
+    statuses = Counter(r.get("status") for r in reqs)
+    out_of_suite = sum(1 for r in reqs if "outOfSuite" in r)
+    targets = ", ".join(f"{t} {per_target.get(t, 0)}" for t in TARGETS)
+    return (
+        f"ok: {len(cases)} cases ({targets}); {len(reqs)} requirements "
+        f"({statuses.get('implemented', 0)} implemented, {statuses.get('planned', 0)} planned, "
+        f"{out_of_suite} verified outside the suite); "
+        f"{len(suite.load_expected_failures())} expected failures"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; return the exit status."""
+    parser = argparse.ArgumentParser(prog="python -m conformance.check", description=__doc__)
+    parser.add_argument("--suite", type=Path, help="suite directory (default: this package)")
+    parser.add_argument("--fixtures", type=Path, help="fixtures directory (default: ./fixtures)")
+    args = parser.parse_args(argv)
+    suite = Suite()
+    if args.suite is not None:
+        suite = Suite(root=args.suite.resolve(), fixtures_dir=suite.fixtures_dir)
+    if args.fixtures is not None:
+        suite = Suite(root=suite.root, fixtures_dir=args.fixtures.resolve())
+    problems = check_suite(suite)
+    for problem in problems:
+        print(problem)
+    if problems:
+        print(f"{len(problems)} problem(s)", file=sys.stderr)
+        return 1
+    print(summary(suite))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
