@@ -58,17 +58,19 @@ Key-value forms (``key: value``, ``key=value``, ``"key": "value"``, ``KEY=value`
   ``"'`,;<>()[]{}``;
 * a value is a *placeholder* and left alone when it contains ``***``, ``...`` or
   ``…``, starts with ``<``, ``$``, ``%`` or ``{{``, ``/``, ``./``, ``~/``, contains
-  ``://``, is one repeated character, or is a well-known filler word (``changeme``,
-  ``example``, ``redacted``, ``none``, ``null``, ``true``, ``false``, ``your-…``);
+  ``://``, is one repeated character, is a well-known filler word (``changeme``,
+  ``example``, ``redacted``, ``none``, ``null``, ``true``, ``false``, ``your-…``),
+  or is a digit-free (dotted) identifier naming a secret — a reference, not a
+  value: ``settings.DB_PASSWORD``, ``process.env.OPENAI_API_KEY``;
 * a generic (``kv_secret`` / ``aws_secret_key``) value is masked when it has 8+
   characters and either contains both a letter and a digit, or has 20+ characters
   with both upper- and lower-case letters. So ``token: 1200``,
   ``token: whitespace-separated`` and ``secret: db-credentials`` stay intact;
 * a password value is masked when it has 6+ characters and contains a digit, a
-  symbol, or an upper-case letter after its first character (``hunter22``,
-  ``P@ssword``, ``correctHorse``); ``password: required`` stays intact. The
-  limitation is deliberate: an all-lowercase dictionary word after ``password:``
-  is indistinguishable from prose;
+  symbol other than ``_ - .``, or an upper-case letter after its first character
+  (``hunter22``, ``P@ssword``, ``correctHorse``); ``password: required`` and
+  ``password: not_set`` stay intact. The limitation is deliberate: lowercase words
+  after ``password:`` are indistinguishable from prose;
 * the replacement keeps the key, the separator and the quotes, then at most 4 and
   at most a quarter of the value's characters (``token: abcd***``); password values
   keep nothing (``password=***``).
@@ -142,7 +144,19 @@ _PLACEHOLDER_WORDS = frozenset(
     }
 )
 _PLACEHOLDER_PREFIXES = ("<", "$", "%", "{{", "/", "./", "~/", "your-", "your_", "your ")
-_SYMBOLS = frozenset("!@#$%^&*()-_=+[]{};:,.<>/?|~`'\"\\")
+# Punctuation that makes a password-ish value look random; "_", "-" and "." are
+# left out because they join words in identifiers and prose (not_set, see-vault).
+_SYMBOLS = frozenset("!@#$%^&*()=+[]{};:,<>/?|~`'\"\\")
+_REFERENCE = re.compile(r"[A-Za-z_][A-Za-z_]*(?:\.[A-Za-z_][A-Za-z_]*)*")
+_REFERENCE_WORDS = ("password", "passwd", "pwd", "secret", "token", "key", "credential")
+
+
+def _is_reference(value: str) -> bool:
+    """A digit-free identifier naming a secret (settings.DB_PASSWORD, OPENAI_API_KEY)."""
+    lowered = value.lower()
+    return _REFERENCE.fullmatch(value) is not None and any(
+        word in lowered for word in _REFERENCE_WORDS
+    )
 
 
 def _is_placeholder(value: str) -> bool:
@@ -155,6 +169,7 @@ def _is_placeholder(value: str) -> bool:
         or lowered.startswith(_PLACEHOLDER_PREFIXES)
         or lowered in _PLACEHOLDER_WORDS
         or len(set(lowered)) == 1
+        or _is_reference(value)
     )
 
 
@@ -163,7 +178,8 @@ def looks_like_secret_value(value: str, *, password: bool = False) -> bool:
 
     The rules are those of the module docstring: generic values need 8+
     characters and a letter and a digit (or 20+ characters of mixed case);
-    password values need 6+ characters and a digit, a symbol or an inner capital.
+    password values need 6+ characters and a digit, a symbol (not ``_-.``) or an
+    inner capital. Placeholders and references to secret variables never count.
     """
     if _is_placeholder(value):
         return False
