@@ -116,6 +116,7 @@ __all__ = [
     "evaluate",
     "is_high_risk_path",
     "required_handling",
+    "validate_mode",
 ]
 
 

@@ -32,6 +32,9 @@ label               format
 ``npm_token``       ``npm_`` + 36 alnum
 ``pypi_token``      ``pypi-AgE`` + 50+ ``[A-Za-z0-9_-]`` (no digit rule)
 ``huggingface``     ``hf_`` + 30+ alnum with upper and lower case (no digit rule)
+``url_credentials`` the password of ``scheme://user:password@host`` (kept:
+                    ``user:***``; no digit rule; placeholders such as ``pass``
+                    or ``<password>`` are left alone)
 ``jwt``             ``eyJ…`` ``.`` ``eyJ…`` ``.`` signature (base64url parts,
                     header and payload 10+ chars each)
 ``private_key``     a PEM ``-----BEGIN … PRIVATE KEY-----`` line followed by
@@ -48,14 +51,18 @@ Key-value forms (``key: value``, ``key=value``, ``"key": "value"``, ``KEY=value`
   and the trigger starts the identifier, follows ``_ - .``, or starts a camelCase
   hump: ``api_key``, ``apiKey``, ``OPENAI_API_KEY``, ``x-api-key``, ``access_token``,
   ``accessToken``, ``client_secret``, ``secret``, ``secret_key``, ``private_key``,
+  ``access_key``, ``signing_key``, ``encryption_key``, ``master_key``, ``auth_key``,
+  ``auth_token``, ``credential(s)``, multi-word keys with one space ("API key"),
   ``aws_secret_access_key`` / ``SecretAccessKey`` (label ``aws_secret_key``,
   otherwise ``kv_secret``), and ``password``, ``passwd``, ``pwd``, ``passphrase``,
   ``비밀번호`` (label ``password``). ``tokenizer``, ``token_count``,
   ``max_tokens``, ``secretName`` or ``detoken`` are not keys. Prose such as "the
   token budget", "secret masking", "password policy" has no ``:``/``=`` after the
   trigger and is never touched;
-* the value is the quoted string, or the unquoted run up to whitespace or one of
-  ``"'`,;<>()[]{}``;
+* the separator is ``:``, ``=``, ``:=`` or ``=>`` (a closing quote of a JSON key
+  and spaces around it allowed); the value is the quoted string, or the unquoted
+  run up to whitespace or one of ``"'`,;<>()[]{}`` (a trailing ``.`` or ``:`` is
+  sentence punctuation and kept visible, except after a password key);
 * a value is a *placeholder* and left alone when it contains ``***``, ``...`` or
   ``…``, starts with ``<``, ``$``, ``%`` or ``{{``, ``/``, ``./``, ``~/``, contains
   ``://``, is one repeated character, is a well-known filler word (``changeme``,
@@ -109,8 +116,9 @@ __all__ = [
 class MaskResult:
     """The outcome of masking one string.
 
-    ``labels`` lists the rule label of every replacement, in text order, so
-    ``len(labels) == masked_count``.
+    ``labels`` lists the rule label of every replacement (rules run in the order
+    PEM blocks, token formats, headers, key-value forms; text order within a
+    rule), so ``len(labels) == masked_count``.
     """
 
     text: str
