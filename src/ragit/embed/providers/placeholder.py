@@ -1,0 +1,182 @@
+"""``local-placeholder``: a deterministic, offline, lexical embedding.
+
+Algorithm ``ngram-hash-1`` (:data:`ragit.embed.profile.PLACEHOLDER_VERSION`):
+
+1. NFKC-normalize and lower-case the text; split it into words, where a run of
+   Hangul, a run of kana/Han and a run of any other letters or digits are each a
+   word (so ``ingest가`` is ``ingest`` + ``가``; ``_`` separates words).
+2. Drop stop words (English function words, Korean question words and endings,
+   standalone particles). A text made only of stop words keeps them.
+3. Strip one trailing particle from a Hangul word (``저장소를`` → ``저장소``), so
+   Korean inflections of a noun share the word feature.
+4. Features of a word ``w``: the word itself (weight 1), and its character
+   n-grams with ``<``/``>`` boundary marks (3- and 4-grams for alphabetic words,
+   2- and 3-grams for Hangul and CJK), which together weigh 2 (each
+   ``2/sqrt(count)``). N-grams make typos, plurals and particles overlap.
+5. Each feature is hashed with BLAKE2b-64 to a dimension (hash mod ``dimensions``)
+   and a sign (top bit): signed feature hashing spreads features over every
+   dimension and keeps collisions unbiased.
+6. A word occurring ``tf`` times contributes ``sqrt(tf)`` times its features.
+7. The sum is L2-normalized. A text without any word maps to a fixed unit vector.
+
+Only IEEE-exact operations (+, *, /, sqrt, hypot) are used on floats, so a given
+text gives bit-identical vectors on every platform running the same Python
+(tokenization follows the Python's Unicode database). Changing anything above
+must change ``PLACEHOLDER_VERSION``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+import unicodedata
+from collections import Counter
+
+from ragit.embed.base import Embedder, ProviderOptions, Vector
+from ragit.embed.profile import PLACEHOLDER_VERSION, EmbeddingProfile
+
+_CJK_RANGES = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_HANGUL_RANGE = "\uac00-\ud7a3"
+_WORD = re.compile(rf"[{_HANGUL_RANGE}]+|[{_CJK_RANGES}]+|[^\W_{_HANGUL_RANGE}{_CJK_RANGES}]+")
+_SYLLABIC = re.compile(rf"[{_HANGUL_RANGE}{_CJK_RANGES}]")
+_HANGUL = re.compile(rf"[{_HANGUL_RANGE}]")
+
+# fmt: off
+_EN_STOP = frozenset(
+    (
+        "a", "an", "the", "and", "or", "but", "if", "then", "else", "of", "to", "in", "on",
+        "at", "by", "for", "with", "from", "into", "onto", "over", "under", "as", "is", "are",
+        "was", "were", "be", "been", "being", "do", "does", "did", "done", "have", "has", "had",
+        "having", "can", "could", "may", "might", "must", "shall", "should", "will", "would",
+        "not", "no", "nor", "so", "such", "than", "that", "this", "these", "those", "it", "its",
+        "i", "me", "my", "we", "our", "you", "your", "he", "she", "they", "them", "their",
+        "what", "which", "who", "whom", "whose", "when", "where", "why", "how", "all", "any",
+        "both", "each", "few", "more", "most", "other", "some", "same", "only", "own", "too",
+        "very", "just", "also", "there", "here", "about", "above", "after", "again", "against",
+        "before", "below", "between", "during", "out", "off", "up", "down", "through", "until",
+        "while", "because", "per", "via", "vs",
+    )
+)
+_KO_PARTICLES = tuple(
+    sorted(
+        (
+            "을", "를", "이", "가", "은", "는", "의", "에", "에서", "에게", "께", "한테",
+            "으로", "로", "와", "과", "도", "만", "까지", "부터", "이나", "나", "랑", "이랑",
+            "처럼", "보다", "마다", "으로써", "로써", "으로서", "로서", "에는", "에서는",
+            "와의", "과의", "으로는", "로는", "만의", "이라는", "라는", "이며", "이고", "고",
+        ),
+        key=lambda p: (-len(p), p),
+    )
+)
+_KO_STOP = frozenset(
+    (
+        "어떻게", "무엇", "무엇인가요", "무엇을", "무엇으로", "무엇이", "어디", "어디에",
+        "어디에서", "언제", "누가", "누구", "왜", "어떤", "어느", "얼마나", "하나요", "있나요",
+        "되나요", "인가요", "가요", "나요", "해야", "해야하나요", "하려면", "하는", "하고",
+        "한", "할", "합니다", "입니다", "됩니다", "있습니다", "없습니다", "않습니다",
+        "했습니다", "및", "또는", "그리고", "그", "이", "저", "것", "수", "등", "더", "때",
+        "위해", "대한", "통해", "없이", "있는", "되는", "된", "하게", "않게",
+    )
+) | frozenset(_KO_PARTICLES)
+# fmt: on
+_STOP = _EN_STOP | _KO_STOP
+
+_WORD_WEIGHT = 1.0
+_NGRAM_WEIGHT = 2.0
+_ALPHA_NGRAMS = (3, 4)
+_SYLLABIC_NGRAMS = (2, 3)
+
+# Word feature tables are memoized per embedder; the cap bounds memory (~1 KB a
+# word) on huge vocabularies. Results never depend on the memo.
+_MEMO_LIMIT = 32_768
+
+Features = tuple[tuple[int, float], ...]
+
+
+def _hash(feature: str, dims: int) -> tuple[int, float]:
+    value = int.from_bytes(
+        hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest(), "little"
+    )
+    return value % dims, (1.0 if value >> 63 else -1.0)
+
+
+def _stem(word: str) -> str:
+    for particle in _KO_PARTICLES:
+        if len(word) > len(particle) and word.endswith(particle):
+            return word[: -len(particle)]
+    return word
+
+
+class PlaceholderEmbedder(Embedder):
+    """The default, offline profile (see the module docstring for the algorithm)."""
+
+    def __init__(self, profile: EmbeddingProfile, options: ProviderOptions | None = None) -> None:
+        if profile.version != PLACEHOLDER_VERSION:
+            raise ValueError(
+                f"placeholder version {profile.version!r} is not {PLACEHOLDER_VERSION!r}"
+            )
+        super().__init__(profile)
+        self._dims = profile.dimensions
+        self._memo: dict[str, Features] = {}
+        self._empty = _hash("\x00empty", self._dims)[0]
+
+    def _embed_batch(self, texts: list[str]) -> list[Vector]:
+        self.requests_sent += 1
+        return [self.vector(text) for text in texts]
+
+    def vector(self, text: str) -> Vector:
+        """The placeholder vector of one text."""
+        words = _WORD.findall(unicodedata.normalize("NFKC", text).lower())
+        counts = Counter(w for w in words if w not in _STOP)
+        if not counts:
+            counts = Counter(words)
+        dims = self._dims
+        if not counts:
+            unit = [0.0] * dims
+            unit[self._empty] = 1.0
+            return unit
+        vec = [0.0] * dims
+        memo = self._memo
+        for word, tf in counts.items():
+            feats = memo.get(word)
+            if feats is None:
+                feats = self._features(word)
+            if tf == 1:
+                for i, v in feats:
+                    vec[i] += v
+            else:
+                scale = math.sqrt(tf)
+                for i, v in feats:
+                    vec[i] += v * scale
+        norm = math.hypot(*vec)
+        if norm == 0.0:
+            # Every feature cancelled out (opposite signs on one bucket).
+            vec[self._empty] = 1.0
+            return vec
+        return [x / norm for x in vec]
+
+    def _features(self, word: str) -> Features:
+        dims = self._dims
+        acc: dict[int, float] = {}
+        syllabic = _SYLLABIC.match(word) is not None
+        base = _stem(word) if _HANGUL.match(word) else word
+        index, sign = _hash("w\x00" + base, dims)
+        acc[index] = sign * _WORD_WEIGHT
+        padded = f"<{base}>"
+        grams = [
+            padded[k : k + n]
+            for n in (_SYLLABIC_NGRAMS if syllabic else _ALPHA_NGRAMS)
+            if len(padded) >= n
+            for k in range(len(padded) - n + 1)
+        ]
+        if grams:
+            weight = _NGRAM_WEIGHT / math.sqrt(len(grams))
+            for gram in grams:
+                index, sign = _hash("g\x00" + gram, dims)
+                acc[index] = acc.get(index, 0.0) + sign * weight
+        feats = tuple(acc.items())
+        if len(self._memo) >= _MEMO_LIMIT:
+            self._memo.clear()
+        self._memo[word] = feats
+        return feats
