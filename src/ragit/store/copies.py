@@ -1,0 +1,130 @@
+"""Reader copies: immutable copies of published store generations, outside the repository.
+
+``<user cache dir>/stores/<repo id>/<store id>-<generation>/`` (``$XDG_CACHE_HOME/ragit`` or
+``~/.cache/ragit``). A copy is assembled in a ``.tmp-<store>-<gen>-<pid>-<rand>`` sibling, opened
+read-only once (zvec rewrites the ``*.proxima`` index file on its first open, so that rewrite
+happens before anyone can see the copy), then renamed into place: a reader sees a complete copy
+or none. The writer makes the copy of each generation it publishes; a reader makes one only
+when the cache was cleared (see :mod:`ragit.store.reader`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+from ragit.store._copy import copy_tree, remove_tree
+from ragit.store._zvec import Collection
+from ragit.store.meta import COLLECTION_DIR
+from ragit.workspace import Workspace, user_cache_dir
+
+_TMP = re.compile(r"^\.(tmp|trash)-[0-9a-f]+-\d+-(\d+)-[0-9a-f]+$")
+
+
+def canonical_path(ws: Workspace) -> Path:
+    """The canonical zvec collection inside the repository."""
+    return ws.store_dir / COLLECTION_DIR
+
+
+def copies_root(ws: Workspace) -> Path:
+    """Where this repository's reader copies live."""
+    return user_cache_dir() / "stores" / ws.repo_id
+
+
+def copy_name(store_id: str, generation: int) -> str:
+    """Directory name of a generation's copy."""
+    return f"{store_id}-{generation}"
+
+
+def copy_path(ws: Workspace, store_id: str, generation: int) -> Path:
+    """Path of a generation's copy (it may not exist)."""
+    return copies_root(ws) / copy_name(store_id, generation)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def make_copy(
+    ws: Workspace,
+    store_id: str,
+    generation: int,
+    *,
+    replace: bool,
+    still_valid: Callable[[], bool] | None = None,
+) -> tuple[Path, int] | None:
+    """Copy the canonical collection to the copy of ``(store_id, generation)``.
+
+    ``still_valid`` runs after the files are copied and before zvec first opens them; when it
+    says no, the copy is dropped and ``None`` returned (the source changed while copying).
+    With ``replace`` an existing copy of that name is swapped out (a publish overwriting the
+    orphan of a crashed publish); without it an existing copy wins (a concurrent reader made
+    it). Returns the copy's path and its row count.
+
+    Raises:
+        FileNotFoundError: a canonical file vanished during the copy.
+        OSError: the cache directory is not writable or full.
+        SnapshotStoreUnavailable: zvec could not open the copy.
+    """
+    root = copies_root(ws)
+    root.mkdir(parents=True, exist_ok=True)
+    tag = f"{store_id}-{generation}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    tmp = root / f".tmp-{tag}"
+    final = root / copy_name(store_id, generation)
+    try:
+        copy_tree(canonical_path(ws), tmp)
+        if still_valid is not None and not still_valid():
+            remove_tree(tmp)
+            return None
+        collection = Collection.open(tmp, read_only=True)
+        try:
+            count = collection.count()
+        finally:
+            collection.close()
+        if final.exists():
+            if not replace:
+                remove_tree(tmp)
+                return final, count
+            trash = root / f".trash-{tag}"
+            os.rename(final, trash)
+            remove_tree(trash)
+        try:
+            os.rename(tmp, final)
+        except OSError:
+            if not final.is_dir():
+                raise
+            remove_tree(tmp)  # another process put the same copy in place first
+    except BaseException:
+        remove_tree(tmp)
+        raise
+    return final, count
+
+
+def prune_copies(ws: Workspace, keep: set[str]) -> list[str]:
+    """Remove copies not named in ``keep`` and temp dirs of processes that are gone."""
+    root = copies_root(ws)
+    removed: list[str] = []
+    try:
+        entries = list(root.iterdir())
+    except OSError:
+        return removed
+    for entry in entries:
+        name = entry.name
+        if name.startswith("."):
+            match = _TMP.match(name)
+            if match is None or _pid_alive(int(match.group(2))):
+                continue
+        elif name in keep:
+            continue
+        remove_tree(entry)
+        removed.append(name)
+    return removed

@@ -1,0 +1,499 @@
+"""Transaction journals ``.ragit/runtime/transactions/<id>.json`` and crash recovery (UR §15).
+
+A write transaction records each durable step before moving on, so that after a crash the
+next writer can tell what happened. Ingest phases, in order::
+
+    prepared → store-written → store-verified → manifest-committed → published → completed
+
+The caller writes the manifest (temp file, fsync, rename) between ``store-verified`` and
+``manifest-committed``. Journal file (camelCase, rewritten atomically at every step)::
+
+    {"schemaVersion": 1, "transactionId", "kind": "ingest", "status", "phase", "targetSha",
+     "baseSha", "manifestPath": ".ragit/manifest/<sha>.json", "priorManifestSha256",
+     "storeId", "lockToken", "startedAt", "updatedAt", "chunkIds": [...],
+     "insertedChunkIds": [...], "lastError"?: {name, message, code}, ...caller fields}
+
+``insertedChunkIds`` is written by :meth:`StoreWriter.insert` *before* zvec sees the rows: the
+ids that were not in the store yet, i.e. exactly what rolling back must delete (``chunkIds``
+are all the ids the manifest will cite, most of them shared with published snapshots).
+``status`` is ``in-progress``, ``failed-precommit``/``failed-postcommit`` (after
+:meth:`Transaction.fail`, split at ``manifest-committed``) or ``completed``.
+
+Classification (:func:`scan_journals`, read-only; :func:`recover`, under the lock):
+
+- ``completed`` — status completed.
+- ``precommit-incomplete`` — phase before ``manifest-committed`` and this transaction's manifest
+  is not in place (absent, or still the bytes that were there at ``begin``).
+- ``finalization-pending`` — its manifest is in place (phase ``manifest-committed`` or later, or
+  ``store-verified`` with a manifest renamed into place just before the crash) but the
+  transaction did not complete.
+- ``inconsistent`` — a committed phase whose manifest is gone, a manifest that appeared before
+  the store was verified, or (found by :func:`recover`) manifest chunks missing from the store.
+- ``invalid`` — unreadable, malformed, an unsafe file name or manifest path.
+
+:func:`recover` deletes the inserted rows of ``precommit-incomplete`` transactions and drops
+their journals, finishes ``finalization-pending`` ones (publish + optional caller callback +
+``completed``), reports ``invalid`` ones as warnings, and raises
+:class:`IngestRecoveryRequired` only for ``inconsistent`` ones.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import stat
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Literal
+
+from ragit._fs import atomic_write_text
+from ragit.contract.errors import IngestRecoveryRequired
+from ragit.store import faults
+from ragit.store.lock import WriterLock
+from ragit.store.meta import now_iso, read_meta
+from ragit.workspace import Workspace
+
+PHASES = (
+    "prepared",
+    "store-written",
+    "store-verified",
+    "manifest-committed",
+    "published",
+    "completed",
+)
+STATUSES = ("in-progress", "failed-precommit", "failed-postcommit", "completed")
+JOURNAL_SCHEMA_VERSION = 1
+KEEP_COMPLETED = 20
+Classification = Literal[
+    "completed", "precommit-incomplete", "finalization-pending", "inconsistent", "invalid"
+]
+
+_COMMIT = PHASES.index("manifest-committed")
+_VERIFIED = PHASES.index("store-verified")
+_TX_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$")
+_SHA = re.compile(r"^[0-9a-f]{40}$")
+_MANIFEST = re.compile(r"^\.ragit/manifest/([0-9a-f]{40})\.json$")
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def _sha256(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def _write(path: Path, data: dict[str, Any]) -> None:
+    atomic_write_text(path, json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n")
+
+
+@dataclass(frozen=True)
+class JournalState:
+    """One journal as classified by :func:`scan_journals` or :func:`recover`."""
+
+    transaction_id: str
+    path: Path
+    classification: Classification
+    reason: str | None = None
+    data: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def phase(self) -> str | None:
+        return self.data.get("phase")
+
+    @property
+    def status(self) -> str | None:
+        return self.data.get("status")
+
+    @property
+    def kind(self) -> str | None:
+        return self.data.get("kind")
+
+    @property
+    def target_sha(self) -> str | None:
+        return self.data.get("targetSha")
+
+    @property
+    def manifest_path(self) -> str | None:
+        return self.data.get("manifestPath")
+
+    @property
+    def updated_at(self) -> str | None:
+        return self.data.get("updatedAt")
+
+    def summary(self) -> dict[str, Any]:
+        """A JSON-ready summary for status/doctor (no chunk id lists)."""
+        return {
+            "transactionId": self.transaction_id,
+            "classification": self.classification,
+            "kind": self.kind,
+            "status": self.status,
+            "phase": self.phase,
+            "targetSha": self.target_sha,
+            "updatedAt": self.updated_at,
+            "reason": self.reason,
+        }
+
+
+@dataclass
+class RecoveryReport:
+    """What :func:`recover` did."""
+
+    rolled_back: list[str] = field(default_factory=list)
+    finalized: list[str] = field(default_factory=list)
+    invalid: list[str] = field(default_factory=list)
+    published_generation: int | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+class Transaction:
+    """A journaled write transaction; created by :func:`begin` under a held lock."""
+
+    def __init__(self, ws: Workspace, lock: WriterLock, path: Path, data: dict[str, Any]) -> None:
+        self.ws = ws
+        self.lock = lock
+        self.path = path
+        self.data = data
+
+    @property
+    def transaction_id(self) -> str:
+        return str(self.data["transactionId"])
+
+    @property
+    def phase(self) -> str:
+        return str(self.data["phase"])
+
+    def _save(self) -> None:
+        self.lock.assert_held()
+        self.data["updatedAt"] = now_iso()
+        _write(self.path, self.data)
+
+    def advance(self, phase: str, **fields: Any) -> None:
+        """Record that ``phase`` is reached (durably), then honour fault injection.
+
+        Extra ``fields`` (snake_case keywords become camelCase keys) are merged in.
+
+        Raises:
+            ValueError: unknown phase, or not after the current one.
+            StoreWriteBusy: the lock is no longer held.
+        """
+        if phase not in PHASES or phase == "completed":
+            raise ValueError(f"unknown or terminal phase {phase!r} (use complete())")
+        if PHASES.index(phase) <= PHASES.index(self.phase):
+            raise ValueError(f"phase {phase!r} does not follow {self.phase!r}")
+        self.data.update({_camel(k): v for k, v in fields.items()})
+        self.data["phase"] = phase
+        self._save()
+        faults.reach(phase)
+
+    def record_inserted(self, ids: Iterable[str]) -> None:
+        """Durably add ``ids`` to the rows this transaction inserts (before inserting them)."""
+        merged = set(self.data.get("insertedChunkIds", []))
+        merged.update(ids)
+        self.data["insertedChunkIds"] = sorted(merged)
+        self._save()
+
+    def fail(self, error: BaseException) -> None:
+        """Mark the transaction failed (the next writer's recovery cleans up); never raises
+        for a lost lock, since it runs on error paths."""
+        committed = PHASES.index(self.phase) >= _COMMIT
+        self.data["status"] = "failed-postcommit" if committed else "failed-precommit"
+        self.data["lastError"] = {
+            "name": type(error).__name__,
+            "message": str(error)[:500],
+            "code": getattr(error, "code", None),
+        }
+        if self.lock.is_held():
+            self.data["updatedAt"] = now_iso()
+            _write(self.path, self.data)
+        if self.lock.transaction is self:
+            self.lock.transaction = None
+
+    def complete(self) -> None:
+        """Mark the transaction completed."""
+        self.data["phase"] = "completed"
+        self.data["status"] = "completed"
+        self._save()
+        if self.lock.transaction is self:
+            self.lock.transaction = None
+        faults.reach("completed")
+
+
+def _new_id(kind: str) -> str:
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+    safe = re.sub(r"[^A-Za-z0-9]", "", kind)[:24] or "tx"
+    return f"{safe}-{stamp}-{uuid.uuid4().hex[:8]}"
+
+
+def _check_manifest_path(manifest_path: str, target_sha: str) -> None:
+    match = _MANIFEST.match(manifest_path)
+    if match is None or match.group(1) != target_sha:
+        raise ValueError(f"manifest_path must be .ragit/manifest/{target_sha}.json")
+
+
+def _prune_completed(states: list[JournalState]) -> None:
+    done = sorted((s for s in states if s.classification == "completed"),
+                  key=lambda s: s.transaction_id)
+    for state in done[:-KEEP_COMPLETED] if len(done) > KEEP_COMPLETED else []:
+        state.path.unlink(missing_ok=True)
+
+
+def begin(
+    ws: Workspace,
+    lock: WriterLock,
+    *,
+    kind: str,
+    target_sha: str,
+    base_sha: str | None,
+    manifest_path: str,
+    chunk_ids: Iterable[str] = (),
+    **extra: Any,
+) -> Transaction:
+    """Start a journaled transaction at phase ``prepared`` (the journal is on disk on return).
+
+    Raises:
+        IngestRecoveryRequired: an earlier transaction still needs recovery (call
+            :func:`recover` first).
+        ValueError: ``target_sha`` or ``manifest_path`` is not well formed.
+        StoreWriteBusy: the lock is no longer held.
+    """
+    lock.assert_held()
+    if not _SHA.match(target_sha):
+        raise ValueError("target_sha must be a full lowercase commit SHA")
+    _check_manifest_path(manifest_path, target_sha)
+    states = scan_journals(ws)
+    pending = [s.transaction_id for s in states
+               if s.classification in ("precommit-incomplete", "finalization-pending",
+                                       "inconsistent")]
+    if pending:
+        raise IngestRecoveryRequired(pending)
+    _prune_completed(states)
+    meta = read_meta(ws)
+    tx_id = _new_id(kind)
+    stamp = now_iso()
+    data: dict[str, Any] = {_camel(k): v for k, v in extra.items()}
+    data.update({
+        "schemaVersion": JOURNAL_SCHEMA_VERSION,
+        "transactionId": tx_id,
+        "kind": kind,
+        "status": "in-progress",
+        "phase": "prepared",
+        "targetSha": target_sha,
+        "baseSha": base_sha,
+        "manifestPath": manifest_path,
+        "priorManifestSha256": _sha256(ws.root / manifest_path),
+        "storeId": meta.store_id if meta is not None else None,
+        "lockToken": lock.token,
+        "startedAt": stamp,
+        "updatedAt": stamp,
+        "chunkIds": sorted(set(chunk_ids)),
+        "insertedChunkIds": [],
+    })
+    ws.transactions_dir.mkdir(parents=True, exist_ok=True)
+    tx = Transaction(ws, lock, ws.transactions_dir / f"{tx_id}.json", data)
+    _write(tx.path, data)
+    lock.transaction = tx
+    faults.reach("prepared")
+    return tx
+
+
+def _invalid(tx_id: str, path: Path, reason: str, data: dict[str, Any] | None = None
+             ) -> JournalState:
+    return JournalState(tx_id, path, "invalid", reason, data or {})
+
+
+def _load(path: Path) -> JournalState | dict[str, Any]:
+    tx_id = path.name[: -len(".json")]
+    if not _TX_ID.match(tx_id):
+        return _invalid(tx_id, path, "unsafe journal file name")
+    try:
+        info = path.lstat()
+    except OSError:
+        return _invalid(tx_id, path, "unreadable")
+    if not stat.S_ISREG(info.st_mode):
+        return _invalid(tx_id, path, "not a regular file")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return _invalid(tx_id, path, "not valid JSON")
+    if not isinstance(data, dict):
+        return _invalid(tx_id, path, "not a JSON object")
+    checks = (
+        (data.get("schemaVersion") == JOURNAL_SCHEMA_VERSION, "unsupported schemaVersion"),
+        (data.get("transactionId") == tx_id, "transactionId differs from the file name"),
+        (data.get("phase") in PHASES, "unknown phase"),
+        (data.get("status") in STATUSES, "unknown status"),
+        (isinstance(data.get("targetSha"), str) and bool(_SHA.match(data["targetSha"])),
+         "targetSha is not a commit SHA"),
+        (isinstance(data.get("chunkIds", []), list)
+         and isinstance(data.get("insertedChunkIds", []), list), "chunk id lists malformed"),
+    )
+    for ok, reason in checks:
+        if not ok:
+            return _invalid(tx_id, path, reason, data)
+    manifest = data.get("manifestPath")
+    if not isinstance(manifest, str):
+        return _invalid(tx_id, path, "manifestPath missing", data)
+    try:
+        _check_manifest_path(manifest, data["targetSha"])
+    except ValueError:
+        return _invalid(tx_id, path, "unsafe manifestPath", data)
+    return data
+
+
+def _classify(
+    ws: Workspace, path: Path, data: dict[str, Any], exists: Callable[[str], bool]
+) -> JournalState:
+    tx_id = str(data["transactionId"])
+    if data["status"] == "completed" or data["phase"] == "completed":
+        return JournalState(tx_id, path, "completed", None, data)
+    index = PHASES.index(data["phase"])
+    present = exists(data["targetSha"])
+    if index >= _COMMIT:
+        if present:
+            return JournalState(tx_id, path, "finalization-pending", None, data)
+        return JournalState(tx_id, path, "inconsistent",
+                            "the manifest was committed but is missing", data)
+    prior = data.get("priorManifestSha256")
+    fresh = present and (prior is None or _sha256(ws.root / data["manifestPath"]) != prior)
+    if not fresh:
+        return JournalState(tx_id, path, "precommit-incomplete", None, data)
+    if index == _VERIFIED:
+        # The manifest was renamed into place after verification; only the journal step is lost.
+        return JournalState(tx_id, path, "finalization-pending", None, data)
+    return JournalState(tx_id, path, "inconsistent",
+                        "a new manifest exists although the store was never verified", data)
+
+
+def _default_exists(ws: Workspace) -> Callable[[str], bool]:
+    return lambda sha: ws.manifest_path(sha).is_file()
+
+
+def scan_journals(ws: Workspace) -> list[JournalState]:
+    """Every journal, classified, in transaction-id (= start time) order. Read-only."""
+    return _scan(ws, _default_exists(ws))
+
+
+def _scan(ws: Workspace, exists: Callable[[str], bool]) -> list[JournalState]:
+    directory = ws.transactions_dir
+    try:
+        paths = sorted(p for p in directory.iterdir()
+                       if p.name.endswith(".json") and not p.name.startswith("."))
+    except OSError:
+        return []
+    states: list[JournalState] = []
+    for path in paths:
+        loaded = _load(path)
+        states.append(loaded if isinstance(loaded, JournalState)
+                      else _classify(ws, path, loaded, exists))
+    return states
+
+
+def recover(
+    ws: Workspace,
+    lock: WriterLock,
+    manifest_exists: Callable[[str], bool],
+    *,
+    finalize: Callable[[JournalState], None] | None = None,
+) -> RecoveryReport:
+    """Clean up after interrupted transactions; call it first thing under the writer lock.
+
+    ``manifest_exists(target_sha)`` says whether the snapshot manifest of a commit is in
+    place. ``finalize`` (optional) runs the caller's own finishing steps for a transaction
+    whose manifest was committed, before it is marked completed.
+
+    Raises:
+        IngestRecoveryRequired: inconsistent journals remain (after the others were handled).
+        StoreWriteBusy: ``lock`` is no longer held.
+        SnapshotStoreUnavailable: the store could not be opened or published.
+    """
+    from ragit.store.writer import StoreWriter, publish
+
+    lock.assert_held()
+    report = RecoveryReport()
+    states = _scan(ws, manifest_exists)
+    rollback = [s for s in states if s.classification == "precommit-incomplete"]
+    pending = [s for s in states if s.classification == "finalization-pending"]
+    inconsistent = [s for s in states if s.classification == "inconsistent"]
+    for state in states:
+        if state.classification == "invalid":
+            report.invalid.append(state.transaction_id)
+            report.warnings.append(
+                f"ignored transaction journal {state.path.name}: {state.reason}"
+            )
+    finishing: list[JournalState] = []
+    meta = read_meta(ws)
+    touched = False
+    if (rollback or pending) and meta is not None and (ws.store_dir / meta.collection).is_dir():
+        writer = StoreWriter.open(ws, lock, embedding=meta.embedding, dimensions=meta.dimensions)
+        touched = True
+        try:
+            for state in rollback:
+                writer.delete([str(i) for i in state.data.get("insertedChunkIds", [])])
+            for state in pending:
+                missing = writer.verify(str(i) for i in state.data.get("chunkIds", []))
+                if missing:
+                    inconsistent.append(JournalState(
+                        state.transaction_id, state.path, "inconsistent",
+                        f"{len(missing)} manifest chunk(s) are missing from the store",
+                        state.data))
+                else:
+                    finishing.append(state)
+        finally:
+            writer.close()
+    elif pending:
+        for state in pending:
+            inconsistent.append(JournalState(
+                state.transaction_id, state.path, "inconsistent",
+                "the manifest was committed but the store is missing", state.data))
+    meta = read_meta(ws)
+    if meta is not None and touched and (meta.generation > 0 or finishing):
+        report.published_generation = publish(ws, lock).generation
+    for state in rollback:
+        inserted = len(state.data.get("insertedChunkIds", []))
+        state.path.unlink(missing_ok=True)
+        report.rolled_back.append(state.transaction_id)
+        report.warnings.append(
+            f"rolled back interrupted transaction {state.transaction_id} "
+            f"(phase {state.phase}; {inserted} unpublished chunk row(s) removed)"
+        )
+    for state in finishing:
+        if finalize is not None:
+            finalize(state)
+        data = dict(state.data)
+        data.update(phase="completed", status="completed", recoveredAt=now_iso(),
+                    updatedAt=now_iso())
+        _write(state.path, data)
+        report.finalized.append(state.transaction_id)
+        report.warnings.append(
+            f"finished interrupted transaction {state.transaction_id} whose manifest "
+            f"for {state.target_sha} was already committed"
+        )
+    if inconsistent:
+        raise IngestRecoveryRequired(sorted(s.transaction_id for s in inconsistent))
+    return report
+
+
+class Journal:
+    """Namespace for the journal entry points (``Journal.begin(...)`` etc.)."""
+
+    begin = staticmethod(begin)
+    scan = staticmethod(scan_journals)
+    recover = staticmethod(recover)
+
+
+def journal_files(ws: Workspace) -> list[str]:
+    """Names of the journal files (for tests and doctor)."""
+    try:
+        return sorted(os.listdir(ws.transactions_dir))
+    except OSError:
+        return []

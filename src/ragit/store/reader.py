@@ -1,0 +1,220 @@
+"""Reading the store: always from a reader copy of the latest published generation.
+
+Readers never open the canonical collection (design.md §2.5): zvec rewrites a collection's
+index file even on a read-only open, and a read-only open fails while a writer has the
+collection open. :meth:`StoreReader.open_latest` reads ``meta.json``, then opens the copy of
+``(storeId, generation)`` in the user cache. If that copy is missing (cache cleared) it makes
+one from the canonical files *without opening zvec on them*, and only when
+
+- no writer holds the lock (a lock left by a crashed writer counts: its residue may still sit
+  in the canonical files until the next writer recovers them), and
+- ``meta.json``'s (storeId, generation, revision) and the lock state are the same after the
+  copy as before it (every writer bumps ``revision`` before it opens the canonical files).
+
+While a writer is active it polls every 25 ms, up to ``wait_ms`` — the one place RAGit polls
+for a writer, because the alternative (waiting on the writer's lock) would let a slow ingest
+block queries — and then fails with :class:`StoreReadBusy`. Nothing on the read path writes
+under the repository: the copy goes to the user cache.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any, get_args
+
+from ragit.contract.errors import SnapshotStoreUnavailable, StoreReadBusy
+from ragit.store._zvec import MAX_TOPK, Collection, FtsField, sanitize_query
+from ragit.store.copies import canonical_path, copy_path, make_copy
+from ragit.store.lock import inspect_lock
+from ragit.store.meta import StoreMeta, read_meta
+from ragit.store.rows import StoredChunk
+from ragit.workspace import Workspace
+
+POLL_SECONDS = 0.025
+_FTS_FIELDS = get_args(FtsField)
+
+
+def _check_topk(topk: int) -> int:
+    if not isinstance(topk, int) or isinstance(topk, bool) or topk < 1:
+        raise ValueError("topk must be a positive integer")
+    return min(topk, MAX_TOPK)
+
+
+class StoreReader:
+    """An open, read-only copy of one published store generation."""
+
+    def __init__(self, collection: Collection, meta: StoreMeta, path: Path) -> None:
+        self._collection: Collection | None = collection
+        self.meta = meta
+        self.path = path
+
+    @property
+    def generation(self) -> int:
+        return self.meta.generation
+
+    @property
+    def store_id(self) -> str:
+        return self.meta.store_id
+
+    @property
+    def chunk_count(self) -> int:
+        """Rows in this generation (as counted when it was published)."""
+        return self.meta.chunk_count
+
+    @property
+    def embedding(self) -> dict[str, Any]:
+        """The embedding profile the store's vectors were made with."""
+        return dict(self.meta.embedding)
+
+    @property
+    def dimensions(self) -> int:
+        return self.meta.dimensions
+
+    @classmethod
+    def open_latest(cls, ws: Workspace, *, wait_ms: int = 2000) -> StoreReader:
+        """Open the reader copy of the latest published generation (making it if needed).
+
+        Raises:
+            SnapshotStoreUnavailable: no store, nothing published, or its files are gone.
+            SnapshotManifestInvalid, SnapshotSchemaUnsupported: ``meta.json`` is corrupt/newer.
+            StoreReadBusy: no copy exists and a writer stayed active for ``wait_ms``.
+        """
+        start = time.monotonic()
+
+        def waited() -> int:
+            return int((time.monotonic() - start) * 1000)
+
+        def pause_or_busy() -> None:
+            spent = waited()
+            if spent >= wait_ms:
+                raise StoreReadBusy(spent)
+            time.sleep(min(POLL_SECONDS, (wait_ms - spent) / 1000))
+
+        while True:
+            meta = read_meta(ws)
+            if meta is None:
+                raise SnapshotStoreUnavailable(None, "no store has been created yet")
+            writer_active = inspect_lock(ws).state != "missing"
+            if meta.generation == 0:
+                if writer_active:
+                    pause_or_busy()
+                    continue
+                raise SnapshotStoreUnavailable(None, "the store has no published generation")
+            path = copy_path(ws, meta.store_id, meta.generation)
+            broken = False
+            if path.is_dir():
+                try:
+                    return cls(Collection.open(path, read_only=True), meta, path)
+                except SnapshotStoreUnavailable:
+                    again = read_meta(ws)
+                    if again is None or again.stamp[:2] != meta.stamp[:2]:
+                        continue  # a newer generation was published (and this copy pruned)
+                    broken = True  # a damaged copy: replace it
+            if writer_active:
+                pause_or_busy()
+                continue
+            if not canonical_path(ws).is_dir():
+                raise SnapshotStoreUnavailable(
+                    None, "the store's files (.ragit/store/chunks) are missing"
+                )
+
+            def unchanged(expected: StoreMeta = meta) -> bool:
+                now = read_meta(ws)
+                return (now is not None and now.stamp == expected.stamp
+                        and inspect_lock(ws).state == "missing")
+
+            try:
+                made = make_copy(ws, meta.store_id, meta.generation, replace=broken,
+                                 still_valid=unchanged)
+            except FileNotFoundError:
+                made = None  # a canonical file vanished under the copy: a writer started
+            except OSError as exc:
+                raise SnapshotStoreUnavailable(
+                    None, f"cannot write a reader copy to the user cache ({exc.__class__.__name__})"
+                ) from exc
+            if made is None:
+                pause_or_busy()
+                continue
+            return cls(Collection.open(made[0], read_only=True), meta, made[0])
+
+    # ------------------------------------------------------------ queries
+
+    @property
+    def _c(self) -> Collection:
+        if self._collection is None:
+            raise RuntimeError("the store reader is closed")
+        return self._collection
+
+    def vector_search(self, vector: Sequence[float], topk: int) -> list[tuple[str, float]]:
+        """Nearest chunks as ``(chunk_id, similarity)``, similarity = 1 − cosine distance
+        clamped to [0, 1]; best first, ties by chunk id.
+
+        Raises:
+            ValueError: wrong vector length, non-finite values, or a bad ``topk``.
+            SnapshotStoreUnavailable: zvec failed.
+        """
+        k = _check_topk(topk)
+        if len(vector) != self.dimensions:
+            raise ValueError(f"query vector has {len(vector)} dimensions, "
+                             f"the store has {self.dimensions}")
+        if not all(math.isfinite(x) for x in vector):
+            raise ValueError("query vector has non-finite values")
+        hits = [(cid, min(1.0, max(0.0, 1.0 - dist))) for cid, dist in
+                self._c.vector_search(vector, k)]
+        return sorted(hits, key=lambda h: (-h[1], h[0]))
+
+    def fts_search(self, field: FtsField, text: str, topk: int) -> list[tuple[str, float]]:
+        """BM25 full-text matches as ``(chunk_id, raw BM25 score)``, best first, ties by id.
+
+        Any text is accepted: quotes, ``+ - * : ( )`` are plain characters to zvec's
+        match-string tokenizer, and control characters and lone surrogates are replaced by
+        spaces first; a query with nothing left returns no hits.
+
+        Raises:
+            ValueError: unknown ``field`` or a bad ``topk``.
+            SnapshotStoreUnavailable: zvec failed.
+        """
+        if field not in _FTS_FIELDS:
+            raise ValueError(f"field must be one of {_FTS_FIELDS}")
+        k = _check_topk(topk)
+        query = sanitize_query(text)
+        if not query:
+            return []
+        return sorted(self._c.fts_search(field, query, k), key=lambda h: (-h[1], h[0]))
+
+    def fetch(self, ids: Sequence[str]) -> dict[str, StoredChunk]:
+        """Stored chunks by id; unknown ids are left out."""
+        return self._c.fetch([i for i in dict.fromkeys(ids) if i])
+
+    def fetch_vectors(self, ids: Sequence[str]) -> dict[str, list[float]]:
+        """Stored vectors by id (unit length: zvec normalizes for the cosine metric)."""
+        return self._c.fetch_vectors([i for i in dict.fromkeys(ids) if i])
+
+    def is_latest(self, ws: Workspace) -> bool:
+        """Whether this is still the latest published generation (reads ``meta.json``)."""
+        try:
+            meta = read_meta(ws)
+        except Exception:  # a corrupt meta means "reopen and report it there"
+            return False
+        return meta is not None and meta.stamp[:2] == self.meta.stamp[:2]
+
+    def close(self) -> None:
+        """Close the copy; idempotent."""
+        if self._collection is not None:
+            collection, self._collection = self._collection, None
+            collection.close()
+
+    def __enter__(self) -> StoreReader:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
