@@ -12,8 +12,9 @@ A full-hit pass over 18k entries costs about as much in one flat directory as in
 ever lists the directory: ``entryCount`` is kept in ``namespace.json``.
 
 The cache key is the SHA-1 of the text with CRLF turned into LF; no text is
-stored. An entry is immutable once written (no hit counters: updating a hit
-would rewrite a vector-sized file on every query). Writes are atomic (temp file
+stored. A valid entry is never rewritten (no hit counters: updating a hit would
+rewrite a vector-sized file on every query); an unreadable one is replaced on
+the next miss in ``readwrite`` mode. Writes are atomic (temp file
 in the same directory, then rename) but not fsynced: a torn entry after a crash
 is an unreadable entry, which is a miss.
 
@@ -257,9 +258,10 @@ class EmbeddingCache:
                 self.entries_dir.mkdir(parents=True, exist_ok=True)
                 self._dirs_ready = True
             for key, vector in items:
+                # Only misses are put, so an existing file is corrupt or of another
+                # profile and is replaced; it was already counted.
                 path = self.entries_dir / f"{key}.json"
-                if path.exists():
-                    continue
+                existed = path.exists()
                 entry = {
                     "schemaVersion": SCHEMA_VERSION,
                     "cacheKey": f"{p.namespace_id}:{key}",
@@ -276,7 +278,7 @@ class EmbeddingCache:
                     "hitCount": 0,
                 }
                 self._write_atomic(path, json.dumps(entry, separators=(",", ":")).encode())
-                created += 1
+                created += not existed
         except OSError:
             self.write_errors += 1
         if created or self.namespace_state != "ok":

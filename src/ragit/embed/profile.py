@@ -289,35 +289,41 @@ def is_loopback_url(url: str | None) -> bool:
     return address.is_loopback
 
 
-def normalize_base_url(raw: str, field_name: str = "embedding.base_url") -> str:
+def normalize_base_url(raw: str, source: str | None = None) -> str:
     """A provider root as UR §9.1 allows it: absolute http(s), no credentials, no query.
 
     Scheme and host are lower-cased and trailing slashes trimmed. The raw value is
-    never echoed in the error (it may hold a password).
+    never echoed in the error (it may hold a password); ``source`` names the
+    environment variable it came from, if any.
 
     Raises:
         InputInvalid: the URL breaks one of the rules.
     """
+
+    def invalid(reason: str) -> InputInvalid:
+        where = f" ({source})" if source else ""
+        return InputInvalid("embedding.base_url", f"{reason}{where}")
+
     value = raw.strip()
     if not value or any(ord(ch) < 0x21 or ord(ch) == 0x7F for ch in value):
-        raise InputInvalid(field_name, "must be an absolute http(s) URL without spaces")
+        raise invalid("must be an absolute http(s) URL without spaces")
     try:
         parts = urlsplit(value)
         port = parts.port
     except ValueError as exc:
-        raise InputInvalid(field_name, "is not a valid URL (bad host or port)") from exc
+        raise invalid("is not a valid URL (bad host or port)") from exc
     scheme = parts.scheme.lower()
     if scheme not in ("http", "https"):
-        raise InputInvalid(field_name, "must use http or https")
+        raise invalid("must use http or https")
     if parts.username is not None or parts.password is not None or "@" in parts.netloc:
-        raise InputInvalid(field_name, "must not contain a username or password")
+        raise invalid("must not contain a username or password")
     if parts.query or value.endswith("?"):
-        raise InputInvalid(field_name, "must not contain a query string")
+        raise invalid("must not contain a query string")
     if parts.fragment or "#" in value:
-        raise InputInvalid(field_name, "must not contain a fragment")
+        raise invalid("must not contain a fragment")
     host = parts.hostname
     if not host:
-        raise InputInvalid(field_name, "must name a host")
+        raise invalid("must name a host")
     netloc = f"[{host}]" if ":" in host else host
     if port is not None:
         netloc = f"{netloc}:{port}"
