@@ -120,6 +120,14 @@ def sanitize_query(text: str) -> str:
     return _UNSAFE.sub(" ", text).strip()
 
 
+def _as_list(vector: Sequence[float]) -> list[float]:
+    """A plain list for zvec (numpy arrays via ``tolist``; lists pass through uncopied)."""
+    if isinstance(vector, list):
+        return vector
+    tolist = getattr(vector, "tolist", None)
+    return list(tolist()) if callable(tolist) else [float(x) for x in vector]
+
+
 def _batches(items: Sequence[Any], size: int = MAX_BATCH) -> Iterable[Sequence[Any]]:
     for start in range(0, len(items), size):
         yield items[start : start + size]
@@ -200,7 +208,7 @@ class Collection:
         docs = [
             zv.Doc(
                 id=row.chunk_id,
-                vectors={VECTOR_FIELD: [float(x) for x in row.vector]},
+                vectors={VECTOR_FIELD: _as_list(row.vector)},
                 fields={
                     "text": row.text,
                     "search_en": row.search_en,
@@ -295,7 +303,7 @@ class Collection:
         zv = _zv()
         try:
             docs = self._c.query(
-                zv.Query(field_name=VECTOR_FIELD, vector=[float(x) for x in vector]),
+                zv.Query(field_name=VECTOR_FIELD, vector=_as_list(vector)),
                 topk=min(topk, MAX_TOPK),
                 output_fields=[],
             )

@@ -64,6 +64,7 @@ class StoreWriter:
         self.lock = lock
         self.meta = meta
         self._collection: Collection | None = collection
+        self._dirty = False  # writes not yet flushed into the collection files
         self._path = canonical_path(ws).resolve()
         _open_writers.add(self._path)
 
@@ -152,11 +153,19 @@ class StoreWriter:
             raise RuntimeError("the store writer is closed")
         return self._collection
 
+    def _settle(self) -> None:
+        # zvec seals (= builds the full-text index of) the writing segment before a scan
+        # anyway, and a fetch of unflushed rows is 3x slower than of flushed ones: flush first.
+        if self._dirty:
+            self._c.flush()
+            self._dirty = False
+
     def existing(self, ids: Iterable[str]) -> set[str]:
         """Which of ``ids`` the canonical store already holds."""
         wanted = list(dict.fromkeys(ids))
         if not wanted:
             return set()
+        self._settle()
         if len(wanted) >= _SCAN_THRESHOLD:
             return self._c.all_ids().intersection(wanted)
         return self._c.present(wanted)
@@ -189,11 +198,13 @@ class StoreWriter:
         if self.lock.transaction is not None:
             self.lock.transaction.record_inserted([row.chunk_id for row in todo])
         for start in range(0, len(todo), MAX_BATCH):
+            self._dirty = True
             self._c.insert(todo[start : start + MAX_BATCH])
             faults.reach("store-insert-batch")
 
     def verify(self, ids: Iterable[str]) -> list[str]:
-        """The ids of ``ids`` that cannot be read back (sorted); empty means all present."""
+        """Flush, then list the ids of ``ids`` that cannot be read back (sorted; empty = all
+        present). After it returns, every present row is in the collection files."""
         wanted = list(dict.fromkeys(ids))
         if not wanted:
             return []
@@ -204,10 +215,12 @@ class StoreWriter:
         """Delete rows by id (unknown ids are ignored). Deletions are not rolled back by
         recovery: delete only rows that no manifest, old or new, references."""
         self.lock.assert_held()
+        self._dirty = True
         self._c.delete(list(dict.fromkeys(ids)))
 
     def all_ids(self) -> set[str]:
         """Every chunk id in the canonical store."""
+        self._settle()
         return self._c.all_ids()
 
     def count(self) -> int:
