@@ -31,10 +31,12 @@ def _schema_validator(suite: Suite) -> tuple[Any, list[str]]:
     except SuiteError as exc:
         return None, [str(exc)]
     try:
-        import jsonschema
+        import jsonschema  # type: ignore[import-untyped,unused-ignore]
     except ImportError:
-        print("warning: jsonschema is not installed; case files are not schema-checked",
-              file=sys.stderr)
+        print(
+            "warning: jsonschema is not installed; case files are not schema-checked",
+            file=sys.stderr,
+        )
         return None, []
     validator_cls = jsonschema.Draft202012Validator
     try:
@@ -60,14 +62,19 @@ def _case_problems(suite: Suite, case: Case, validator: Any) -> list[str]:
             location = "/".join(str(p) for p in error.absolute_path) or "(root)"
             problems.append(f"{where}: schema: at {location}: {error.message}")
     if data.get("id") != case.path.stem:
-        problems.append(f"{where}: id {data.get('id')!r} must equal the file stem {case.path.stem!r}")
+        problems.append(
+            f"{where}: id {data.get('id')!r} must equal the file stem {case.path.stem!r}"
+        )
     if case.target not in TARGETS:
         problems.append(f"{where}: directory {case.target!r} is not a target {list(TARGETS)}")
     fixture = data.get("fixture")
     if isinstance(fixture, str) and not (suite.fixtures_dir / fixture / "fixture.json").is_file():
-        problems.append(f"{where}: fixture {fixture!r} does not exist "
-                        f"({_rel(suite, suite.fixtures_dir / fixture / 'fixture.json')})")
-    expect = data.get("expect") if isinstance(data.get("expect"), dict) else {}
+        problems.append(
+            f"{where}: fixture {fixture!r} does not exist "
+            f"({_rel(suite, suite.fixtures_dir / fixture / 'fixture.json')})"
+        )
+    raw_expect = data.get("expect")
+    expect: dict[str, Any] = raw_expect if isinstance(raw_expect, dict) else {}
     goldens: list[tuple[str, Any]] = []
     if "envelope" in expect:
         goldens.append(("expect.envelope", expect["envelope"]))
@@ -78,10 +85,14 @@ def _case_problems(suite: Suite, case: Case, validator: Any) -> list[str]:
             goldens.append((f"expect.files[{index}].json", spec["json"]))
     for label, golden in goldens:
         problems += [f"{where}: {label}: {p.replace('$', '', 1)}" for p in lint(golden)]
-    step = data.get("step") if isinstance(data.get("step"), dict) else {}
-    if "argv" in step and "envelope" in expect:
-        if expect.get("stdout") not in ("envelope", "text+envelope"):
-            problems.append(f"{where}: expect.envelope needs stdout 'envelope' or 'text+envelope'")
+    raw_step = data.get("step")
+    step: dict[str, Any] = raw_step if isinstance(raw_step, dict) else {}
+    if (
+        "argv" in step
+        and "envelope" in expect
+        and expect.get("stdout") not in ("envelope", "text+envelope")
+    ):
+        problems.append(f"{where}: expect.envelope needs stdout 'envelope' or 'text+envelope'")
     captures = {s.get("capture") for s in data.get("setup", []) if isinstance(s, dict)}
     for spec in expect.get("equalCaptures", []) or []:
         if isinstance(spec, dict) and spec.get("capture") not in captures:
@@ -106,7 +117,7 @@ def _requirement_problems(
         extra = set(req) - REQUIREMENT_KEYS
         if missing or extra:
             problems.append(
-                f"{where}: requirements[{index}] missing {sorted(missing)} / unknown {sorted(extra)}"
+                f"{where}: requirements[{index}] missing {sorted(missing)}, unknown {sorted(extra)}"
             )
         rid = req.get("id")
         if not isinstance(rid, str) or not REQUIREMENT_ID.match(rid):
@@ -153,7 +164,9 @@ def check_suite(suite: Suite) -> list[str]:
                 continue
             rel = path.relative_to(suite.cases_dir)
             if path.suffix != ".json" or len(rel.parts) != 2:
-                problems.append(f"{_rel(suite, path)}: stray file (cases are cases/<target>/<id>.json)")
+                problems.append(
+                    f"{_rel(suite, path)}: stray file (cases are cases/<target>/<id>.json)"
+                )
     for path in suite.case_files():
         try:
             cases.append(load_case(path))
@@ -171,9 +184,7 @@ def check_suite(suite: Suite) -> list[str]:
         expected = {}
     known = {case.id for case in cases}
     for case_id in sorted(set(expected) - known):
-        problems.append(
-            f"{_rel(suite, suite.expected_failures_path)}: {case_id!r} names no case"
-        )
+        problems.append(f"{_rel(suite, suite.expected_failures_path)}: {case_id!r} names no case")
     try:
         requirements = suite.load_requirements()
     except SuiteError as exc:

@@ -105,7 +105,8 @@ def resolve_command(command: str | list[str] | tuple[str, ...]) -> tuple[str, ..
     out: list[str] = []
     for index, part in enumerate(parts):
         if "/" in part or os.sep in part:
-            out.append(str(Path(part).resolve()) if Path(part).exists() else part)
+            # abspath, not resolve(): a venv's python is a symlink whose target lacks the venv.
+            out.append(os.path.abspath(part) if Path(part).exists() else part)
         elif index == 0:
             out.append(shutil.which(part) or part)
         else:
@@ -116,9 +117,7 @@ def resolve_command(command: str | list[str] | tuple[str, ...]) -> tuple[str, ..
 def hermetic_env(tmp: Path, pass_env: tuple[str, ...] = ()) -> dict[str, str]:
     """The base environment of every subprocess of a case (no inherited GIT_* or RAGIT_*)."""
     env = {
-        key: value
-        for key, value in os.environ.items()
-        if key in PASSTHROUGH_ENV or key in pass_env
+        key: value for key, value in os.environ.items() if key in PASSTHROUGH_ENV or key in pass_env
     }
     home = tmp / "home"
     env.update(
@@ -336,9 +335,7 @@ def _excerpt(data: bytes, limit: int = 800) -> str:
 
 
 def _describe_proc(proc: ProcResult) -> str:
-    return (
-        f"exit {proc.exit}; stdout: {_excerpt(proc.stdout)!r}; stderr: {_excerpt(proc.stderr)!r}"
-    )
+    return f"exit {proc.exit}; stdout: {_excerpt(proc.stdout)!r}; stderr: {_excerpt(proc.stderr)!r}"
 
 
 def _setup(run: _Run, steps: list[dict[str, Any]]) -> None:
@@ -438,12 +435,12 @@ def fs_snapshot(root: Path) -> dict[str, FileState]:
     state: dict[str, FileState] = {}
     if not root.is_dir():
         return state
-    for dirpath, dirnames, filenames in os.walk(root):
+    for dirpath, dirnames, files in os.walk(root):
         here = Path(dirpath)
         if here == root:
             dirnames[:] = [d for d in dirnames if d != ".git"]
-            filenames = [f for f in filenames if f != ".git"]
-        for name in [*filenames, *(d for d in dirnames if (here / d).is_symlink())]:
+        names = [f for f in files if not (here == root and f == ".git")]
+        for name in [*names, *(d for d in dirnames if (here / d).is_symlink())]:
             path = here / name
             rel = path.relative_to(root).as_posix()
             if path.is_symlink():
@@ -496,8 +493,8 @@ def fs_diff(before: dict[str, FileState], after: dict[str, FileState]) -> dict[s
 def check_fs(expect: Any, diff: dict[str, list[str]]) -> list[str]:
     """Compare a filesystem diff with the case's ``fs`` expectation."""
     if expect == "unchanged":
-        problems = [f"fs: {kind} {rel}" for kind, rels in diff.items() for rel in rels]
-        return [f"{p} (expected no change under the repository)" for p in problems]
+        changes = [f"fs: {kind} {rel}" for kind, rels in diff.items() for rel in rels]
+        return [f"{c} (expected no change under the repository)" for c in changes]
     problems: list[str] = []
     allowed = [glob_regex(p) for p in expect.get("unchangedExcept", [])]
     wanted = {
@@ -506,7 +503,7 @@ def check_fs(expect: Any, diff: dict[str, list[str]]) -> list[str]:
         "modified": [glob_regex(p) for p in expect.get("modified", [])],
     }
     for kind, patterns in wanted.items():
-        for pattern, raw in zip(patterns, expect.get(kind, [])):
+        for pattern, raw in zip(patterns, expect.get(kind, []), strict=True):
             if not any(pattern.match(rel) for rel in diff[kind]):
                 problems.append(f"fs: expected a {kind} path matching {raw!r}, got {diff[kind]}")
     for kind, rels in diff.items():
@@ -722,11 +719,18 @@ def _run_step(run: _Run, result: CaseResult) -> list[str]:
         problems += outcome.problems
         envelope = outcome.envelope
         mcp_expect = expect.get("mcp", {})
-        if "isError" in mcp_expect and outcome.is_error is not mcp_expect["isError"]:
-            problems.append(f"mcp: isError is {outcome.is_error}, expected {mcp_expect['isError']}")
-        head_ctx = _context(run)
-        if "result" in mcp_expect and outcome.result is not None:
-            problems += [f"mcp result: {p}" for p in match(mcp_expect["result"], outcome.result, head_ctx)]
+        if outcome.result is not None:
+            if "isError" in mcp_expect and outcome.is_error is not mcp_expect["isError"]:
+                problems.append(
+                    f"mcp: isError is {outcome.is_error}, expected {mcp_expect['isError']}"
+                )
+            if "result" in mcp_expect:
+                problems += [
+                    f"mcp result: {p}"
+                    for p in match(mcp_expect["result"], outcome.result, _context(run))
+                ]
+        if problems and outcome.stderr.strip():
+            problems.append(f"(server stderr: {outcome.stderr.strip()[-800:]!r})")
     else:
         proc = run.run_argv(step, step["argv"])
         result.detail.update(
@@ -756,7 +760,10 @@ def _run_step(run: _Run, result: CaseResult) -> list[str]:
         else:
             problems += [f"envelope: {p}" for p in match(expect["envelope"], envelope, ctx)]
     for spec in expect.get("equalCaptures", []):
-        problems += _check_capture(run, spec, envelope)
+        if envelope is not None:
+            problems += _check_capture(run, spec, envelope)
+        elif not problems:
+            problems.append("equalCaptures: no envelope to compare")
     if "fs" in expect:
         problems += check_fs(expect["fs"], fs_diff(before, fs_snapshot(run.repo)))
     problems += check_files(run, expect.get("files", []), ctx)

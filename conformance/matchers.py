@@ -20,9 +20,10 @@ means a match); :func:`lint` returns the problems of a golden itself.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Callable
+from typing import Any
 
 ANY = "<ANY>"
 ELLIPSIS_KEY = "..."
@@ -73,10 +74,13 @@ def _checks(ctx: MatchContext) -> dict[str, Callable[[object], bool]]:
         "<ANY>": lambda value: True,
         "<STRING>": lambda value: isinstance(value, str) and value != "",
         "<INT>": lambda value: isinstance(value, int) and not isinstance(value, bool),
-        "<SCORE>": lambda value: _is_number(value) and 0 <= value <= 1,  # type: ignore[operator]
+        "<SCORE>": lambda value: (
+            isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 1
+        ),
         "<SHA40>": lambda value: isinstance(value, str) and bool(re.fullmatch(_SHA40, value)),
-        "<NULL|SHA40>": lambda value: value is None
-        or (isinstance(value, str) and bool(re.fullmatch(_SHA40, value))),
+        "<NULL|SHA40>": lambda value: (
+            value is None or (isinstance(value, str) and bool(re.fullmatch(_SHA40, value)))
+        ),
         "<VERSION>": lambda value: isinstance(value, str) and bool(re.fullmatch(_VERSION, value)),
         "<ISO8601>": _is_iso8601,
         "<CITE>": lambda value: isinstance(value, str) and bool(re.fullmatch(_CITE, value)),
@@ -155,7 +159,7 @@ def match(expected: Any, actual: Any, ctx: MatchContext, path: str = "$") -> lis
         if len(actual) != len(expected):
             return [f"{path}: expected {len(expected)} items, got {len(actual)}: {_short(actual)}"]
         problems: list[str] = []
-        for index, (exp, act) in enumerate(zip(expected, actual)):
+        for index, (exp, act) in enumerate(zip(expected, actual, strict=True)):
             problems += match(exp, act, ctx, f"{path}[{index}]")
         return problems
     if isinstance(expected, bool) or expected is None:
@@ -188,9 +192,7 @@ def _match_string(expected: str, actual: Any, ctx: MatchContext, path: str) -> l
     return [f"{path}: expected {_short(expected)}, got {_short(actual)}"]
 
 
-def _match_object(
-    expected: dict[str, Any], actual: Any, ctx: MatchContext, path: str
-) -> list[str]:
+def _match_object(expected: dict[str, Any], actual: Any, ctx: MatchContext, path: str) -> list[str]:
     if not isinstance(actual, dict):
         return [f"{path}: expected an object, got {_short(actual)}"]
     problems: list[str] = []

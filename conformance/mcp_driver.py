@@ -84,7 +84,9 @@ class _Session:
                 )
                 continue
             if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
-                self.out.problems.append(f"mcp: stdout carried a non JSON-RPC 2.0 message: {item[:200]!r}")
+                self.out.problems.append(
+                    f"mcp: stdout carried a non JSON-RPC 2.0 message: {item[:200]!r}"
+                )
                 continue
             if "method" in message and "id" in message:
                 # A server request (ping, roots/list): answer so the server is not left waiting.

@@ -103,7 +103,7 @@ def run_cases(
 
     judged: list[Judged] = []
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        for case, result in zip(cases, pool.map(one, cases)):
+        for case, result in zip(cases, pool.map(one, cases), strict=True):
             item = Judged(case, result, classify(result, expected), expected.get(case.id))
             judged.append(item)
             if on_result is not None:
@@ -132,14 +132,17 @@ def format_line(item: Judged, verbose: bool = False) -> str:
 def summary(judged: list[Judged], stale: list[str]) -> str:
     """One line of counts, plus the stale expected-failure ids."""
     counts = Counter(item.outcome for item in judged)
-    parts = [f"{counts.get(name, 0)} {label}" for name, label in (
-        ("PASS", "passed"),
-        ("FAIL", "failed"),
-        ("XFAIL", "expected failures"),
-        ("XPASS", "stale expected failures"),
-        ("SKIP", "skipped"),
-        ("ERROR", "errors"),
-    )]
+    parts = [
+        f"{counts.get(name, 0)} {label}"
+        for name, label in (
+            ("PASS", "passed"),
+            ("FAIL", "failed"),
+            ("XFAIL", "expected failures"),
+            ("XPASS", "stale expected failures"),
+            ("SKIP", "skipped"),
+            ("ERROR", "errors"),
+        )
+    ]
     text = f"{len(judged)} cases: " + ", ".join(parts)
     if stale:
         text += "\nexpected-failure entries that name no case: " + ", ".join(stale)

@@ -100,7 +100,7 @@ class Suite:
         """
         data = read_json(self.requirements_path)
         if not isinstance(data, dict) or not isinstance(data.get("requirements"), list):
-            raise SuiteError(f"{self.requirements_path}: expected {{\"requirements\": [...]}}")
+            raise SuiteError(f'{self.requirements_path}: expected {{"requirements": [...]}}')
         return list(data["requirements"])
 
     def load_expected_failures(self, path: Path | None = None) -> dict[str, str]:

@@ -1,0 +1,115 @@
+"""The suite's own linter: python -m conformance.check (docs/conformance.md, "Checker")."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from conformance.check import check_suite, main
+from conformance.suite import Suite
+
+GOOD = {"exit": 0, "stdout": "envelope"}
+
+
+def test_shipped_suite_passes_its_own_checker() -> None:
+    """The committed cases, requirements and expected failures are consistent (suite rule)."""
+    assert check_suite(Suite()) == []
+
+
+def test_checker_reports_each_broken_case_precisely(
+    make_suite: Callable[..., Suite], cli_case: Callable[..., dict[str, Any]]
+) -> None:
+    """Every kind of broken case is named with its file and the problem (suite rule)."""
+    suite = make_suite(
+        {
+            "cli/good.json": cli_case("good", ["status"], GOOD),
+            "cli/stem-differs.json": cli_case("other-id", ["status"], GOOD),
+            "cli/unknown-fixture.json": cli_case(
+                "unknown-fixture", ["status"], GOOD, fixture="nosuch"
+            ),
+            "cli/unknown-requirement.json": cli_case(
+                "unknown-requirement", ["status"], GOOD, requirements=["TST-999"]
+            ),
+            "cli/bad-matcher.json": cli_case(
+                "bad-matcher", ["status"], {**GOOD, "envelope": {"cwd": "<PATH>"}}
+            ),
+            "cli/no-exit.json": cli_case("no-exit", ["status"], {"stdout": "envelope"}),
+            "cli/envelope-from-text.json": cli_case(
+                "envelope-from-text", ["status"], {"exit": 0, "stdout": "text", "envelope": {}}
+            ),
+            "cli/escaping-path.json": cli_case(
+                "escaping-path",
+                ["status"],
+                GOOD,
+                setup=[{"write": {"path": "../x", "content": ""}}],
+            ),
+            "nosuchtarget/good-2.json": cli_case("good-2", ["status"], GOOD),
+            "store/good.json": cli_case("good", ["status"], GOOD),
+        },
+        expected={"no-such-case": "reason"},
+    )
+    problems = check_suite(suite)
+    text = "\n".join(problems)
+    assert (
+        "cases/cli/stem-differs.json: id 'other-id' must equal the file stem 'stem-differs'" in text
+    )
+    assert "cases/cli/unknown-fixture.json: fixture 'nosuch' does not exist" in text
+    assert "cases/cli/unknown-requirement.json: unknown requirement 'TST-999'" in text
+    assert "cases/cli/bad-matcher.json: expect.envelope: .cwd: unknown matcher <PATH>" in text
+    assert "cases/cli/no-exit.json: schema: at expect: 'exit' is a required property" in text
+    assert "cases/cli/envelope-from-text.json: expect.envelope needs stdout" in text
+    assert "cases/cli/escaping-path.json: schema: at setup/0" in text
+    assert "cases/nosuchtarget/good-2.json: directory 'nosuchtarget' is not a target" in text
+    assert "case id 'good' is used by 2 files" in text
+    assert "expected-failures.json: 'no-such-case' names no case" in text
+    assert not any("cases/cli/good.json" in p for p in problems)
+
+
+def test_implemented_requirements_need_a_passing_case(
+    make_suite: Callable[..., Suite], cli_case: Callable[..., dict[str, Any]]
+) -> None:
+    """An implemented rule needs a case expected to pass; a planned one needs none (suite rule)."""
+    requirements = [
+        {"id": "TST-001", "section": "0", "text": "Covered.", "status": "implemented"},
+        {"id": "TST-002", "section": "0", "text": "Uncovered.", "status": "implemented"},
+        {"id": "TST-003", "section": "0", "text": "Only xfail.", "status": "implemented"},
+        {"id": "TST-004", "section": "0", "text": "Planned.", "status": "planned"},
+        {
+            "id": "TST-005",
+            "section": "0",
+            "text": "Elsewhere.",
+            "status": "implemented",
+            "outOfSuite": "tests/unit",
+        },
+        {"id": "TST-006", "section": "0", "text": "Bad status.", "status": "done"},
+    ]
+    suite = make_suite(
+        {
+            "cli/a.json": cli_case("a", ["status"], GOOD),
+            "cli/b.json": cli_case("b", ["status"], GOOD, requirements=["TST-003"]),
+        },
+        requirements=requirements,
+        expected={"b": "not there yet"},
+    )
+    problems = check_suite(suite)
+    assert any("implemented requirement TST-002 has no case" in p for p in problems)
+    assert any(
+        "implemented requirement TST-003 is covered only by expected failures" in p
+        for p in problems
+    )
+    assert any("TST-006: status must be one of" in p for p in problems)
+    assert not any("TST-001" in p or "TST-004" in p or "TST-005" in p for p in problems)
+
+
+def test_checker_command_exits_nonzero_with_the_list(
+    make_suite: Callable[..., Suite], cli_case: Callable[..., dict[str, Any]], capsys: Any
+) -> None:
+    """`python -m conformance.check` prints one line per problem and exits 1 (suite rule)."""
+    suite = make_suite({"cli/x.json": cli_case("y", ["status"], GOOD)})
+    assert main(["--suite", str(suite.root)]) == 1
+    out = capsys.readouterr().out
+    assert "id 'y' must equal the file stem 'x'" in out
+    fine = suite.root / "cases" / "cli" / "x.json"
+    fine.rename(fine.with_name("y.json"))
+    assert main(["--suite", str(suite.root)]) == 0
+    assert capsys.readouterr().out.startswith("ok: 1 cases")
