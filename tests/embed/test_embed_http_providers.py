@@ -292,3 +292,27 @@ def test_a_failed_batch_leaves_no_partial_result(ollama_server: Any, make_embedd
     with pytest.raises(EmbeddingProviderFailed):
         embedder.embed([f"t{i}" for i in range(40)])
     assert [len(r.inputs) for r in ollama_server.requests] == [32, 8]
+
+
+@pytest.mark.parametrize(
+    ("value", "seconds"),
+    [
+        ("7", 7.0),
+        (" 0 ", 0.0),
+        ("Wed, 21 Oct 2015 07:28:00 GMT", 0.0),
+        ("Wed, 21 Oct 2015 07:28:10 GMT", 10.0),
+        ("²", None),
+        ("-3", None),
+        ("soon", None),
+        ("", None),
+        (None, None),
+    ],
+)
+def test_retry_after_values_parse_as_seconds_or_dates(
+    value: str | None, seconds: float | None
+) -> None:
+    """Contract-mandated (UR §9.2): delta-seconds or an HTTP date; garbage is ignored."""
+    from ragit.embed.providers._http import parse_retry_after
+
+    now = email.utils.parsedate_to_datetime("Wed, 21 Oct 2015 07:28:00 GMT").timestamp()
+    assert parse_retry_after(value, now=now) == seconds

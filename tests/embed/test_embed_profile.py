@@ -212,3 +212,15 @@ def test_store_profile_of_another_placeholder_version_requires_migration() -> No
         profile_from_store(stored, {})
     with pytest.raises(EmbeddingMigrationRequired):
         profile_from_store({"provider": "cohere", "model": "x", "version": "1"}, {})
+
+
+def test_missing_credential_names_the_variable_only_for_providers_that_need_one() -> None:
+    """Contract-mandated (§3): credentials come from the environment only."""
+    from ragit.embed import missing_credential
+
+    openai = resolve_profile({"provider": "openai"}, {})
+    assert missing_credential(openai, {}) == "OPENAI_API_KEY"
+    assert missing_credential(openai, {"OPENAI_API_KEY": " "}) == "OPENAI_API_KEY"
+    assert missing_credential(openai, {"OPENAI_API_KEY": "sk-x"}) is None
+    assert missing_credential(resolve_profile({"provider": "ollama"}, {}), {}) is None
+    assert missing_credential(resolve_profile({}, {}), {}) is None

@@ -35,6 +35,7 @@ import json
 import math
 import os
 import secrets
+from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -231,16 +232,15 @@ class EmbeddingCache:
         vector = entry.get("embedding")
         if not isinstance(vector, list) or len(vector) != p.dimensions:
             return None
-        for value in vector:
-            kind = type(value)
-            if kind is not float and kind is not int:
-                return None
+        # array("d") converts in C and rejects anything but numbers; sum() then
+        # propagates NaN and infinities.
         try:
-            if not math.isfinite(sum(vector)):
-                return None
-        except OverflowError:
+            values = array("d", vector)
+        except TypeError:
             return None
-        return [float(v) for v in vector]
+        if not math.isfinite(sum(values)):
+            return None
+        return values.tolist()
 
     def put_many(self, items: Iterable[tuple[str, list[float]]]) -> int:
         """Store vectors by key (readwrite only); returns how many entries were created.

@@ -289,6 +289,18 @@ def is_loopback_url(url: str | None) -> bool:
     return address.is_loopback
 
 
+def missing_credential(profile: EmbeddingProfile, env: Mapping[str, str]) -> str | None:
+    """The environment variable ``profile`` needs but ``env`` lacks, or None.
+
+    For ``doctor``'s ``embedding.credentials`` check; credentials are never read
+    from config.
+    """
+    variable = profile.spec.credential_env
+    if variable is None or env.get(variable, "").strip():
+        return None
+    return variable
+
+
 def normalize_base_url(raw: str, source: str | None = None) -> str:
     """A provider root as UR §9.1 allows it: absolute http(s), no credentials, no query.
 

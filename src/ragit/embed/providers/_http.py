@@ -48,7 +48,7 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
     text = value.strip()
     if not text:
         return None
-    if text.isdigit():
+    if text.isascii() and text.isdigit():
         return float(int(text))
     try:
         when = email.utils.parsedate_to_datetime(text)

@@ -25,10 +25,6 @@ class OpenAIEmbedder(HttpEmbedder):
         root = profile.base_url or profile.spec.default_base_url or ""
         self._url = f"{root}/embeddings" if root.endswith("/v1") else f"{root}/v1/embeddings"
 
-    @property
-    def has_credentials(self) -> bool:
-        return bool(self._options.env.get(API_KEY_ENV, "").strip())
-
     def _embed_batch(self, texts: list[str]) -> list[Vector]:
         key = self._options.env.get(API_KEY_ENV, "").strip()
         if not key:
