@@ -310,3 +310,19 @@ def test_health_reads_only(repo: Path, ollama_server: Any, snapshot_tree: Any) -
     checks = {c.name: c.ok for c in cache.health()}
     assert checks == {"embedding.cache-dir": True, "embedding.cache-namespace": True}
     assert snapshot_tree(repo) == before
+
+
+def test_batches_embedded_before_a_failure_stay_cached(
+    ollama_server: Any, ollama_embedder: Any
+) -> None:
+    """Implementation choice: a failing batch does not throw away vectors already paid for."""
+    from ragit.contract.errors import EmbeddingProviderFailed
+
+    texts = [f"t{i}" for i in range(40)]
+    ollama_server.push("ok", ("status", 400, {}))
+    with pytest.raises(EmbeddingProviderFailed):
+        ollama_embedder().embed(texts)
+    embedder = ollama_embedder()
+    embedder.embed(texts)
+    assert ollama_server.requests[-1].inputs == texts[32:]
+    assert embedder.stats().cache_hits == 32

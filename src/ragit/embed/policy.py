@@ -209,12 +209,18 @@ class CachedEmbedder:
 
         if missing:
             self._check_may_call(len(missing))
-            fresh = self._embedder.embed([unique[i] for i in missing])
-            self.embedded += len(fresh)
-            for i, vector in zip(missing, fresh, strict=True):
-                vectors[i] = vector
-            if cache is not None and cache.mode == "readwrite":
-                cache.put_many((keys[i], vector) for i, vector in zip(missing, fresh, strict=True))
+            writing = cache is not None and cache.mode == "readwrite"
+            # Batch by batch, so vectors already paid for are cached even when a
+            # later batch fails (a slow provider can take minutes for an ingest).
+            step = self._embedder.batch_policy.max_items if writing else len(missing)
+            for start in range(0, len(missing), step):
+                part = missing[start : start + step]
+                fresh = self._embedder.embed([unique[i] for i in part])
+                self.embedded += len(fresh)
+                for i, vector in zip(part, fresh, strict=True):
+                    vectors[i] = vector
+                if writing and cache is not None:
+                    cache.put_many((keys[i], vector) for i, vector in zip(part, fresh, strict=True))
 
         if len(unique) == len(texts):
             return vectors
