@@ -211,7 +211,7 @@ def test_retry_after_beyond_the_limit_fails_without_waiting(
 def test_a_timeout_is_retried(ollama_server: Any, make_embedder: Any, sleeps: Any) -> None:
     """Contract-mandated (UR §9.2): a read timeout (embedding.timeout_ms) is retryable."""
     ollama_server.push("hang", "ok")
-    embedder = make_embedder("ollama", ollama_server.url, timeout_ms=150)
+    embedder = make_embedder("ollama", ollama_server.url, timeout_ms=500)
     assert len(embedder.embed(["x"])) == 1
     assert len(ollama_server.requests) == 2
     assert len(sleeps.delays) == 1
