@@ -1,4 +1,4 @@
-"""Limiting the BLAS thread count around a batch encode.
+"""Limiting the BLAS thread count around an encode call.
 
 The numpy encoder runs two Python threads, each multiplying small matrices;
 one OpenBLAS thread per caller scales 1.84x on two cores, while letting each

@@ -11,14 +11,14 @@ small CPU:
   Abramowitz-Stegun 7.1.26 erfc (absolute error below 1.5e-7), with no scipy;
 * a batch is spread over two Python threads with one BLAS thread each; numpy
   releases the GIL inside matmul and ufuncs, and this scales better than one
-  thread with a two-thread BLAS.
+  thread with a two-thread BLAS (see :mod:`._blas` for how the BLAS thread
+  count is limited even when numpy was imported first).
 """
 
 from __future__ import annotations
 
 import math
-import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import ClassVar
@@ -158,7 +158,6 @@ class MiniLMEncoder:
                 )
             )
         self._layers = tuple(layers)
-        self._batch_lock = threading.Lock()
 
     @classmethod
     def load(cls, model_path: str | None = None, *, workers: int = 2) -> MiniLMEncoder:
@@ -183,35 +182,56 @@ class MiniLMEncoder:
         """
         check_texts(texts)
         out = np.empty((len(texts), DIMENSION), dtype=np.float32)
-        if len(texts) == 1 or self.workers == 1:
-            # A single query gains more from a two-thread BLAS than from anything else.
-            for row, text in enumerate(texts):
-                out[row] = self._embed(text)
-            return out
-        # Longest first so the two workers finish together.
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]), reverse=True)
-        with (
-            self._batch_lock,
-            blas_threads(1),
-            ThreadPoolExecutor(self.workers, thread_name_prefix="minilm") as pool,
-        ):
-            vectors = pool.map(lambda i: self._embed(texts[i]), order)
-            for row, vector in zip(order, vectors, strict=True):
-                out[row] = vector
+        # One BLAS thread even for a single query: a two-thread BLAS saves about
+        # 2 ms on an idle machine but is 3-4x slower when other work competes
+        # for the cores (OpenBLAS threads spin and wait on each other).
+        with blas_threads(1):
+            if len(texts) <= 1 or self.workers == 1:
+                for row, text in enumerate(texts):
+                    out[row] = self._embed(text)
+                return out
+            # Longest first so the workers finish together.
+            order = sorted(range(len(texts)), key=lambda i: len(texts[i]), reverse=True)
+            with ThreadPoolExecutor(self.workers, thread_name_prefix="minilm") as pool:
+                vectors = pool.map(lambda i: self._embed(texts[i]), order)
+                for row, vector in zip(order, vectors, strict=True):
+                    out[row] = vector
         return out
 
     def _embed(self, text: str) -> Array:
         ids = np.asarray(self._tokenizer.encode(sanitize(text)).ids, dtype=np.int64)
         return self._forward(ids)
 
-    def _forward(self, ids: NDArray[np.int64]) -> Array:
+    def input_ranges(self, texts: Sequence[str]) -> dict[str, Array]:
+        """Per-channel max |activation| entering each weight MatMul, over ``texts``.
+
+        Keys are ``l{layer}_{wqkv|wo|w1|w2}``; the int8 builder uses them to
+        balance activation outliers against the weights before quantizing.
+        """
+        check_texts(texts)
+        ranges: dict[str, Array] = {}
+
+        def probe(name: str, value: Array) -> None:
+            peak = np.abs(value).max(axis=0)
+            ranges[name] = np.maximum(ranges[name], peak) if name in ranges else peak
+
+        for text in texts:
+            ids = np.asarray(self._tokenizer.encode(sanitize(text)).ids, dtype=np.int64)
+            self._forward(ids, probe)
+        return ranges
+
+    def _forward(
+        self, ids: NDArray[np.int64], probe: Callable[[str, Array], None] | None = None
+    ) -> Array:
         length = ids.shape[0]
         x = self._word[ids]
         x += self._position[:length]
         x += self._type0
         x = _layer_norm(x, self._emb_ln_g, self._emb_ln_b)
         scale = np.float32(1.0 / math.sqrt(_HEAD_DIM))
-        for layer in self._layers:
+        for index, layer in enumerate(self._layers):
+            if probe is not None:
+                probe(f"l{index}_wqkv", x)
             qkv: Array = x @ layer.wqkv
             qkv += layer.bqkv
             # (T, 3*384) -> (3, heads, T, head_dim) as strided views, no copy.
@@ -223,13 +243,19 @@ class MiniLMEncoder:
             np.exp(scores, out=scores)
             scores /= scores.sum(axis=-1, keepdims=True)
             context = np.matmul(scores, value).transpose(1, 0, 2).reshape(length, DIMENSION)
+            if probe is not None:
+                probe(f"l{index}_wo", context)
             attended: Array = context @ layer.wo
             attended += layer.bo
             attended += x
             x = _layer_norm(attended, layer.ln1_g, layer.ln1_b)
+            if probe is not None:
+                probe(f"l{index}_w1", x)
             hidden: Array = x @ layer.w1
             hidden += layer.b1
             gelu_(hidden)
+            if probe is not None:
+                probe(f"l{index}_w2", hidden)
             output: Array = hidden @ layer.w2
             output += layer.b2
             output += x
