@@ -8,6 +8,7 @@ rejects them. Edits go through tomlkit so comments and key order survive.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any, Literal
 
@@ -145,14 +146,15 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise ConfigInvalid(str(path), None, f"unreadable ({exc.strerror})") from exc
     try:
         text = raw.decode("utf-8")
-        try:
+        if sys.version_info >= (3, 11):
             import tomllib
 
-            return tomllib.loads(text)
-        except ModuleNotFoundError:  # Python 3.10
+            parsed: dict[str, Any] = tomllib.loads(text)
+        else:  # Python 3.10 has no tomllib
             import tomlkit
 
-            return tomlkit.loads(text).unwrap()
+            parsed = tomlkit.loads(text).unwrap()
+        return parsed
     except Exception as exc:
         raise ConfigInvalid(str(path), None, f"not valid TOML ({type(exc).__name__})") from exc
 

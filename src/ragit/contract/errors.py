@@ -24,6 +24,7 @@ them into envelopes and exit codes.
     │   ├── IngestRecoveryRequired        INGEST_RECOVERY_REQUIRED
     │   ├── StoreWriteLockStale           STORE_WRITE_LOCK_STALE
     │   ├── EmbeddingCredentialsMissing   EMBEDDING_CREDENTIALS_MISSING
+    │   ├── EmbeddingMigrationRequired    EMBEDDING_MIGRATION_REQUIRED
     │   ├── DoctorChecksFailed            DOCTOR_CHECKS_FAILED (exit 1)
     │   └── McpRemoteEmbeddingCacheMiss   MCP_REMOTE_EMBEDDING_CACHE_MISS (MCP only)
     ├── CorruptError                      category corrupt_or_incompatible, exit 4
@@ -33,6 +34,7 @@ them into envelopes and exit codes.
         ├── StoreWriteBusy                STORE_WRITE_BUSY
         ├── StoreReadBusy                 STORE_READ_BUSY
         ├── EmbeddingProviderFailed       EMBEDDING_PROVIDER_FAILED
+        ├── IngestStoreWriteUnverified    INGEST_STORE_WRITE_UNVERIFIED
         ├── RepositoryStateChanged        REPOSITORY_STATE_CHANGED
         └── McpInternalError              MCP_INTERNAL_ERROR (MCP only)
 
@@ -316,6 +318,17 @@ class DoctorChecksFailed(NotReadyError):
         )
 
 
+class EmbeddingMigrationRequired(NotReadyError):
+    code = "EMBEDDING_MIGRATION_REQUIRED"
+
+    def __init__(self, store_profile: dict[str, Any], configured: dict[str, Any]) -> None:
+        super().__init__(
+            "the configured embedding profile differs from the store's; migrate the store first",
+            details={"store": store_profile, "configured": configured},
+            recovery="ragit migrate embeddings",
+        )
+
+
 class McpRemoteEmbeddingCacheMiss(NotReadyError):
     code = "MCP_REMOTE_EMBEDDING_CACHE_MISS"
 
@@ -385,6 +398,16 @@ class EmbeddingProviderFailed(TransientError):
             f"embedding provider {provider} ({model}) failed: {reason}",
             details={"provider": provider, "model": model, "reason": reason},
             retryable=retryable,
+        )
+
+
+class IngestStoreWriteUnverified(TransientError):
+    code = "INGEST_STORE_WRITE_UNVERIFIED"
+
+    def __init__(self, missing: int) -> None:
+        super().__init__(
+            f"{missing} chunk(s) were not readable after the store write; nothing was published",
+            details={"missingCount": missing},
         )
 
 

@@ -163,6 +163,207 @@ COMMANDS: tuple[CommandSpec, ...] = (
         related=("doctor", "ingest", "init"),
     ),
     CommandSpec(
+        path="ingest",
+        summary="Index the documents of a commit into a snapshot bound to its SHA.",
+        description=(
+            "Reads knowledge from the commit (git objects), never from the working tree. "
+            "--all builds a full snapshot; --since <ref> requires an indexed ancestor; --files and "
+            "--path re-index selected paths on top of the target's (or its parent's) snapshot; no "
+            "selector continues from the nearest indexed ancestor. Dirty candidates block apply; "
+            "--dry-run reports plannedFiles, dirtyCandidates, wouldFail and blockers and exits 0. "
+            "Re-ingesting an unchanged commit writes nothing."
+        ),
+        handler="ragit.cli.commands.ingest:run",
+        default_format="json",
+        mutating=True,
+        supports_dry_run=True,
+        input_model="ragit.ingest.pipeline:IngestInput",
+        options=(
+            Option(
+                "--all",
+                "boolean",
+                "Build a full snapshot of the implicit surface.",
+                default=False,
+                domain=True,
+                input_key="all",
+            ),
+            Option(
+                "--since",
+                "string",
+                "Incremental from this indexed ancestor (any commit-ish).",
+                domain=True,
+                input_key="since",
+            ),
+            Option(
+                "--files",
+                "string",
+                "Comma-separated repo-relative globs to re-index.",
+                domain=True,
+                input_key="files",
+            ),
+            Option(
+                "--path",
+                "path",
+                "A repo-relative path to re-index (repeatable).",
+                multiple=True,
+                domain=True,
+                input_key="paths",
+            ),
+            Option(
+                "--at",
+                "string",
+                "Index this commit instead of HEAD (any commit-ish).",
+                domain=True,
+                input_key="at",
+            ),
+            Option(
+                "--scope",
+                "enum",
+                "durable, or all to also bind reviewed artifacts.",
+                enum=("durable", "all"),
+                default="durable",
+                domain=True,
+                input_key="scope",
+            ),
+        ),
+        examples=(
+            "ragit ingest --all --dry-run --format json",
+            "ragit ingest --all",
+            "ragit ingest --since HEAD~1",
+            "ragit ingest --path docs/adr/0007-retries.md",
+        ),
+        related=("status", "query", "hooks install"),
+    ),
+    CommandSpec(
+        path="query",
+        summary="Search the exact snapshot of HEAD (or --at) and return cited hits.",
+        description=(
+            "Hybrid BM25 + vector retrieval restricted to one commit's snapshot. Omitting --at "
+            "means exactly HEAD; --at accepts only HEAD, a full SHA or a unique hex prefix. "
+            "A missing snapshot is a typed error naming the nearest indexed ancestor; a dirty "
+            "worktree is a warning. Output is always re-masked."
+        ),
+        handler="ragit.cli.commands.query:run_query_cmd",
+        default_format="both",
+        views=True,
+        input_model="ragit.retrieve.query:QueryInput",
+        arguments=(
+            Argument(
+                "question", "string", "What to search for.", required=True, input_key="question"
+            ),
+        ),
+        options=(
+            Option(
+                "--top-k",
+                "integer",
+                "Number of hits (1-200; default retrieval.top_k).",
+                domain=True,
+                input_key="topK",
+                maximum=200,
+            ),
+            _scope_option(),
+            Option(
+                "--at",
+                "string",
+                "Snapshot: HEAD, a full SHA or a unique hex prefix.",
+                domain=True,
+                input_key="at",
+            ),
+            Option(
+                "--explain",
+                "boolean",
+                "Add scoreBreakdown to each hit.",
+                default=False,
+                domain=True,
+                input_key="explain",
+            ),
+        ),
+        examples=(
+            'ragit query "how are retries configured?" --view minimal --format json',
+            "ragit query --input query.json --view minimal --format json",
+        ),
+        related=("context pack", "memory recall", "status"),
+    ),
+    CommandSpec(
+        path="context pack",
+        summary="Build a budgeted, citation-diverse context packet for a goal.",
+        description=(
+            "Retrieves like query (30 candidates), drops duplicate citations, then fills the "
+            "token budget (whitespace words) with whole hits: one per new source first, then in "
+            "rank order. usedTokens never exceeds the budget."
+        ),
+        handler="ragit.cli.commands.query:run_context_pack_cmd",
+        default_format="both",
+        group="context",
+        views=True,
+        input_model="ragit.retrieve.query:ContextPackInput",
+        arguments=(
+            Argument(
+                "goal", "string", "The goal the packet serves.", required=True, input_key="goal"
+            ),
+        ),
+        options=(
+            Option(
+                "--budget",
+                "integer",
+                "Token budget (1-200000; default 1200).",
+                domain=True,
+                input_key="budget",
+                maximum=200_000,
+            ),
+            _scope_option(),
+            Option(
+                "--at",
+                "string",
+                "Snapshot: HEAD, a full SHA or a unique hex prefix.",
+                domain=True,
+                input_key="at",
+            ),
+        ),
+        examples=(
+            'ragit context pack "implement the retry policy" --budget 1500 --view minimal',
+            "ragit context pack --input context-pack.json --view minimal --format json",
+        ),
+        related=("query", "memory recall"),
+    ),
+    CommandSpec(
+        path="hooks install",
+        summary="Install git hooks that keep HEAD's snapshot current in the background.",
+        description=(
+            "post-commit, post-merge, post-rewrite and post-checkout (branch checkouts) start an "
+            "incremental ingest of the new HEAD in the background; git is never slowed or "
+            "blocked. A foreign hook is kept as <hook>.legacy and chained. Honours "
+            "core.hooksPath and linked worktrees. Idempotent."
+        ),
+        handler="ragit.cli.commands.hooks:run_install",
+        default_format="text",
+        group="hooks",
+        mutating=True,
+        supports_dry_run=True,
+        examples=("ragit hooks install --dry-run --format json", "ragit hooks install"),
+        related=("hooks status", "hooks uninstall", "ingest"),
+    ),
+    CommandSpec(
+        path="hooks uninstall",
+        summary="Remove RAGit's git hooks and restore the hooks they chained.",
+        handler="ragit.cli.commands.hooks:run_uninstall",
+        default_format="text",
+        group="hooks",
+        mutating=True,
+        supports_dry_run=True,
+        examples=("ragit hooks uninstall --dry-run --format json",),
+        related=("hooks install", "hooks status"),
+    ),
+    CommandSpec(
+        path="hooks status",
+        summary="Report which RAGit hooks are installed (reads only).",
+        handler="ragit.cli.commands.hooks:run_status",
+        default_format="json",
+        group="hooks",
+        examples=("ragit hooks status",),
+        related=("hooks install",),
+    ),
+    CommandSpec(
         path="config set",
         summary="Set one configuration key with typed validation, keeping comments and order.",
         description=(

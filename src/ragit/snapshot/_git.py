@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import pygit2  # noqa: TID251 - this module is the pygit2 adapter
 
@@ -177,6 +178,18 @@ class GitRepo:
             return False
         return obj is not None and obj.type == pygit2.GIT_OBJECT_COMMIT
 
+    def _commit(self, sha: str) -> pygit2.Commit:
+        obj = self._repo.get(sha)
+        if obj is None or obj.type != pygit2.GIT_OBJECT_COMMIT:
+            raise SnapshotRefInvalid(sha, "not a commit")
+        return cast("pygit2.Commit", obj)
+
+    def _blob(self, sha: str) -> pygit2.Blob:
+        obj = self._repo.get(sha)
+        if obj is None or obj.type != pygit2.GIT_OBJECT_BLOB:
+            raise SnapshotRefInvalid(sha, "not a blob")
+        return cast("pygit2.Blob", obj)
+
     # ------------------------------------------------------------ history
     def is_ancestor(self, ancestor: str, descendant: str) -> bool:
         """True when ``ancestor`` is ``descendant`` or one of its ancestors."""
@@ -186,41 +199,42 @@ class GitRepo:
 
     def first_parents(self, sha: str, limit: int = 10_000) -> Iterator[str]:
         """``sha``'s first-parent ancestors, nearest first (``sha`` excluded)."""
-        commit = self._repo.get(sha)
+        commit: pygit2.Commit | None = self._commit(sha)
         count = 0
         while commit is not None and commit.parent_ids and count < limit:
             parent_id = commit.parent_ids[0]
             yield str(parent_id)
-            commit = self._repo.get(parent_id)
+            parent = self._repo.get(parent_id)
+            is_commit = parent is not None and parent.type == pygit2.GIT_OBJECT_COMMIT
+            commit = cast("pygit2.Commit", parent) if is_commit else None
             count += 1
 
     def parent(self, sha: str) -> str | None:
-        commit = self._repo.get(sha)
-        if commit is None or not commit.parent_ids:
+        commit = self._commit(sha)
+        if not commit.parent_ids:
             return None
         return str(commit.parent_ids[0])
 
     def commit_time(self, sha: str) -> int:
         """Committer time of ``sha`` (seconds since the epoch)."""
-        commit = self._repo.get(sha)
-        return int(commit.commit_time)
+        return int(self._commit(sha).commit_time)
 
     def commit_subject(self, sha: str) -> str:
-        commit = self._repo.get(sha)
-        return str(commit.message).split("\n", 1)[0]
+        return str(self._commit(sha).message).split("\n", 1)[0]
 
     # ------------------------------------------------------------ trees and blobs
     def tree_files(self, sha: str) -> list[TreeFile]:
         """Every regular file and symlink in the commit's tree, sorted by path."""
-        commit = self._repo.get(sha)
         out: list[TreeFile] = []
-        stack: list[tuple[str, pygit2.Tree]] = [("", commit.tree)]
+        stack: list[tuple[str, pygit2.Tree]] = [("", self._commit(sha).tree)]
         while stack:
             prefix, tree = stack.pop()
             for entry in tree:
                 path = f"{prefix}{entry.name}"
                 if entry.filemode == pygit2.GIT_FILEMODE_TREE:
-                    stack.append((path + "/", self._repo.get(entry.id)))
+                    sub = self._repo.get(entry.id)
+                    if sub is not None and sub.type == pygit2.GIT_OBJECT_TREE:
+                        stack.append((path + "/", cast("pygit2.Tree", sub)))
                 elif entry.filemode in _FILE_MODES:
                     out.append(TreeFile(path, str(entry.id), False))
                 elif entry.filemode == _LINK_MODE:
@@ -229,17 +243,15 @@ class GitRepo:
         return out
 
     def read_blob(self, blob_sha: str) -> bytes:
-        blob = self._repo.get(blob_sha)
-        return bytes(blob.data)
+        return bytes(self._blob(blob_sha).data)
 
     def blob_size(self, blob_sha: str) -> int:
-        blob = self._repo.get(blob_sha)
-        return int(blob.size)
+        return int(self._blob(blob_sha).size)
 
     def changes(self, base: str, target: str) -> list[Change]:
         """Path changes from ``base`` to ``target`` with rename detection."""
-        a = self._repo.get(base).tree
-        b = self._repo.get(target).tree
+        a = self._commit(base).tree
+        b = self._commit(target).tree
         diff = a.diff_to_tree(b)
         diff.find_similar()
         out: list[Change] = []

@@ -1,0 +1,262 @@
+"""Hybrid retrieval restricted to one snapshot (contract §7, design.md §2.4).
+
+Candidates come from the store's own indexes — BM25 full-text search over two
+fields (``search_en``: standard tokenizer; ``search_cjk``: character bigrams of
+Hangul/CJK runs, so Korean particles do not hide a match) and the vector index —
+and are restricted to the chunks of the selected manifest by over-fetching and
+filtering, widening until enough candidates belong to the snapshot.
+
+Scores (all in [0, 1]):
+
+* ``scoreKeyword``: each field's BM25 divided by its maximum over the candidate
+  set, mixed by the query's script composition (the share of Latin word tokens
+  vs. CJK characters in the question), so an English query is judged by the
+  word index and a Korean one by the bigram index;
+* ``scoreVector``: cosine similarity to the question, divided by its maximum over
+  the candidate set (raw cosines of different embedders live in different
+  ranges; dividing by the maximum keeps their ratios and puts them on the same
+  footing as BM25);
+* ``retrieval = α·vector + (1−α)·keyword``, α = ``retrieval.alpha``;
+* ``scoreFinal = 0.80·retrieval + 0.15·authority + 0.05·recency``.
+
+Recency is measured from the commit time of the selected snapshot, never from
+the wall clock; durable documents are as recent as the snapshot (weight 1.0).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ragit.ingest.ids import cjk_runs
+from ragit.retrieve.citations import document_citation
+from ragit.snapshot.manifest import Manifest
+
+W_RETRIEVAL = 0.80
+W_AUTHORITY = 0.15
+W_RECENCY = 0.05
+AUTHORITY_WEIGHTS = {
+    "promoted_durable": 1.0,
+    "reviewed_harness": 0.9,
+    "user_asserted": 0.8,
+    "assistant_inferred": 0.6,
+}
+SCOPE_AUTHORITY = {"durable": 1.0, "harness": 0.9, "session": 0.8, "evidence": 0.4}
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_CJK_CHAR = re.compile(
+    "[\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7a3]"
+)
+
+
+@dataclass
+class Hit:
+    """One scored retrieval hit (internal record; projected by views)."""
+
+    chunk_id: str
+    document_id: str
+    version_id: str
+    path: str
+    doc_type: str
+    section_title: str
+    heading_path: str
+    text: str
+    token_count: int
+    score_vector: float
+    score_keyword: float
+    retrieval: float
+    authority_weight: float
+    recency_weight: float
+    score_final: float
+    mode: str
+    alpha: float
+    scope: str = "durable"
+    origin_type: str = "document"
+    artifact_id: str | None = None
+    artifact_kind: str | None = None
+    authority: str = "promoted_durable"
+    confidence: float | None = 1.0
+    citation: dict[str, Any] = field(default_factory=dict)
+
+    def sort_key(self) -> tuple[float, str, str, str, str]:
+        return (
+            -round(self.score_final, 6),
+            self.path,
+            self.section_title,
+            self.citation.get("id", ""),
+            self.chunk_id,
+        )
+
+
+def script_weights(question: str) -> tuple[float, float]:
+    """Share of the question that is Latin-script words vs. CJK characters."""
+    cjk = len(_CJK_CHAR.findall(question))
+    latin = sum(1 for w in _WORD.findall(question) if not _CJK_CHAR.search(w))
+    if cjk == 0 and latin == 0:
+        return 1.0, 0.0
+    # A CJK word of n characters carries about one term per two characters.
+    cjk_terms = cjk / 2.0
+    total = latin + cjk_terms
+    return latin / total, cjk_terms / total
+
+
+def _restricted(
+    search: Any, allowed: set[str] | dict[str, Any], want: int, store_size: int
+) -> dict[str, float]:
+    """Call ``search(k)`` with growing ``k`` until ``want`` results fall inside ``allowed``."""
+    k = max(want * 4, 64)
+    while True:
+        results = search(min(k, max(store_size, 1)))
+        inside = {cid: score for cid, score in results if cid in allowed}
+        if len(inside) >= want or len(results) < min(k, store_size) or k >= store_size:
+            return inside
+        k *= 4
+
+
+def _cosine(a: list[float], b: list[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b, strict=False))
+    na = math.sqrt(sum(x * x for x in a))
+    nb = math.sqrt(sum(y * y for y in b))
+    if na == 0.0 or nb == 0.0:
+        return 0.0
+    return max(0.0, min(1.0, dot / (na * nb)))
+
+
+def retrieve_durable(
+    manifest: Manifest,
+    snapshot_sha: str,
+    reader: Any,
+    question: str,
+    question_vector: list[float] | None,
+    *,
+    top_k: int,
+    alpha: float,
+    pool: int | None = None,
+) -> list[Hit]:
+    """Rank the durable chunks of ``manifest`` for ``question``; return the top ``top_k`` hits.
+
+    A chunk shared by several documents yields one hit per document (identity
+    is ``(documentId, chunkId)``).
+    """
+    owners: dict[str, list[Any]] = {}
+    for doc in manifest.docs:
+        for cid in doc.chunk_ids:
+            owners.setdefault(cid, []).append(doc)
+    if not owners:
+        return []
+    want = pool or max(top_k * 4, 40)
+    size = max(getattr(reader, "chunk_count", 0), len(owners))
+    w_en, w_cjk = script_weights(question)
+    bm25_en: dict[str, float] = {}
+    bm25_cjk: dict[str, float] = {}
+    if w_en > 0 and question.strip():
+        bm25_en = _restricted(
+            lambda k: reader.fts_search("search_en", question, k), owners, want, size
+        )
+    cjk_query = cjk_runs(question)
+    if w_cjk > 0 and cjk_query:
+        bm25_cjk = _restricted(
+            lambda k: reader.fts_search("search_cjk", cjk_query, k), owners, want, size
+        )
+    vec_hits: dict[str, float] = {}
+    if question_vector is not None and alpha > 0:
+        vec_hits = _restricted(
+            lambda k: reader.vector_search(question_vector, k), owners, want, size
+        )
+    candidates = set(bm25_en) | set(bm25_cjk) | set(vec_hits)
+    if not candidates:
+        return []
+    if question_vector is not None and alpha > 0:
+        missing = [cid for cid in candidates if cid not in vec_hits]
+        if missing:
+            vectors = reader.fetch_vectors(missing)
+            for cid, vec in vectors.items():
+                vec_hits[cid] = _cosine(question_vector, vec)
+    max_en = max(bm25_en.values(), default=0.0)
+    max_cjk = max(bm25_cjk.values(), default=0.0)
+    max_vec = max(vec_hits.values(), default=0.0)
+    w_sum = (w_en if max_en > 0 else 0.0) + (w_cjk if max_cjk > 0 else 0.0)
+    stored = reader.fetch(sorted(candidates))
+    hits: list[Hit] = []
+    for cid in candidates:
+        chunk = stored.get(cid)
+        if chunk is None:
+            continue
+        n_en = bm25_en.get(cid, 0.0) / max_en if max_en > 0 else 0.0
+        n_cjk = bm25_cjk.get(cid, 0.0) / max_cjk if max_cjk > 0 else 0.0
+        keyword = (
+            (w_en * n_en * (max_en > 0) + w_cjk * n_cjk * (max_cjk > 0)) / w_sum if w_sum else 0.0
+        )
+        vector = vec_hits.get(cid, 0.0) / max_vec if max_vec > 0 else 0.0
+        if question_vector is None or alpha <= 0:
+            mode, a = "keyword", 0.0
+        else:
+            mode, a = "hybrid", alpha
+        retrieval = a * vector + (1.0 - a) * keyword
+        authority_w = AUTHORITY_WEIGHTS["promoted_durable"]
+        recency_w = 1.0
+        final = W_RETRIEVAL * retrieval + W_AUTHORITY * authority_w + W_RECENCY * recency_w
+        for doc in owners[cid]:
+            hits.append(
+                Hit(
+                    chunk_id=cid,
+                    document_id=doc.document_id,
+                    version_id=doc.version_id,
+                    path=doc.path,
+                    doc_type=doc.doc_type,
+                    section_title=chunk.section_title,
+                    heading_path=chunk.heading_path,
+                    text=chunk.text,
+                    token_count=chunk.token_count,
+                    score_vector=vector if mode == "hybrid" else 0.0,
+                    score_keyword=keyword,
+                    retrieval=retrieval,
+                    authority_weight=authority_w,
+                    recency_weight=recency_w,
+                    score_final=final,
+                    mode=mode,
+                    alpha=a,
+                    citation=document_citation(cid, doc.version_id, snapshot_sha),
+                )
+            )
+    hits.sort(key=Hit.sort_key)
+    return hits[:top_k]
+
+
+def breakdown(hit: Hit) -> dict[str, Any]:
+    """``scoreBreakdown`` of contract §7 / UR §10.4 (rounded on output by the view)."""
+    a = hit.alpha if hit.mode == "hybrid" else 0.0
+    kw_weight = 1.0 - a
+    return {
+        "mode": hit.mode,
+        "retrieval": {
+            "score": hit.retrieval,
+            "weight": W_RETRIEVAL,
+            "contribution": W_RETRIEVAL * hit.retrieval,
+            "inputs": {
+                "vector": {
+                    "score": hit.score_vector,
+                    "weight": a,
+                    "contribution": a * hit.score_vector,
+                },
+                "keyword": {
+                    "score": hit.score_keyword,
+                    "weight": kw_weight,
+                    "contribution": kw_weight * hit.score_keyword,
+                },
+            },
+        },
+        "authority": {
+            "score": hit.authority_weight,
+            "weight": W_AUTHORITY,
+            "contribution": W_AUTHORITY * hit.authority_weight,
+        },
+        "recency": {
+            "score": hit.recency_weight,
+            "weight": W_RECENCY,
+            "contribution": W_RECENCY * hit.recency_weight,
+        },
+        "final": hit.score_final,
+    }

@@ -1,0 +1,319 @@
+"""`query` and `context pack` core functions, shared by the CLI and the MCP server.
+
+Both select the exact snapshot first (no embedding call and no store access
+before the selection is valid), then retrieve through the reader copy of the
+published store generation, then project and re-mask.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import Field, StrictBool, StrictInt
+
+from ragit.contract.errors import RagitError, SnapshotStoreUnavailable
+from ragit.contract.inputs import positive_int, required_text
+from ragit.contract.models import InputModel
+from ragit.retrieve.engine import Hit, retrieve_durable
+from ragit.retrieve.views import Redactor, project_hit
+from ragit.workspace import Workspace
+
+Scope = Literal["durable", "session", "harness", "evidence", "all"]
+CLI_MAX_TOP_K = 200
+CLI_MAX_BUDGET = 200_000
+CONTEXT_PACK_TOP_K = 30
+DEFAULT_BUDGET = 1200
+NO_FIT_WARNING = "context pack budget admitted no complete hit"
+
+
+class QueryInput(InputModel):
+    """The ``--input`` JSON of `ragit query`."""
+
+    question: str = Field(min_length=1)
+    top_k: StrictInt | None = None
+    at: str | None = Field(default=None, min_length=1)
+    scope: Scope | None = None
+    explain: StrictBool | None = None
+
+
+class ContextPackInput(InputModel):
+    """The ``--input`` JSON of `ragit context pack`."""
+
+    goal: str = Field(min_length=1)
+    budget: StrictInt | None = None
+    at: str | None = Field(default=None, min_length=1)
+    scope: Scope | None = None
+
+
+@dataclass(frozen=True)
+class QueryRequest:
+    question: str
+    top_k: int
+    at: str | None = None
+    scope: str = "durable"
+    explain: bool = False
+    view: str = "default"
+
+
+@dataclass(frozen=True)
+class PackRequest:
+    goal: str
+    budget: int = DEFAULT_BUDGET
+    at: str | None = None
+    scope: str = "durable"
+    view: str = "default"
+
+
+def check_query(req: QueryRequest, *, max_top_k: int = CLI_MAX_TOP_K) -> None:
+    """Validate a query request (contract §4).
+
+    Raises:
+        InputInvalid: blank question, bad topK.
+    """
+    required_text(req.question, "question")
+    positive_int(req.top_k, "topK", max_top_k)
+
+
+def check_pack(req: PackRequest, *, max_budget: int = CLI_MAX_BUDGET) -> None:
+    """Validate a context pack request (contract §4).
+
+    Raises:
+        InputInvalid: blank goal, bad budget.
+    """
+    required_text(req.goal, "goal")
+    positive_int(req.budget, "budget", max_budget)
+
+
+class Engine:
+    """What a read needs beyond the request: the embedder and the reader of the store.
+
+    The CLI builds a fresh one per process; the MCP server keeps one open across
+    calls and reopens the reader only when the store generation changes.
+    """
+
+    def __init__(self, ws: Workspace, *, mode: Literal["cli", "mcp"] = "cli") -> None:
+        self.ws = ws
+        self.mode = mode
+        self._reader: Any = None
+        self._embedder: Any = None
+        self._embedder_key: str | None = None
+
+    def reader(self, resolved_sha: str) -> Any:
+        """The open reader copy of the latest published generation.
+
+        Raises:
+            SnapshotStoreUnavailable: no store, or no usable copy.
+            StoreReadBusy: a writer is active and no copy exists yet.
+        """
+        from ragit.store import StoreReader, read_meta
+
+        try:
+            meta = read_meta(self.ws)
+        except RagitError as exc:
+            raise SnapshotStoreUnavailable(resolved_sha, exc.message) from exc
+        if meta is None:
+            raise SnapshotStoreUnavailable(resolved_sha, "the store does not exist")
+        if self._reader is not None and (
+            self._reader.store_id == meta.store_id and self._reader.generation == meta.generation
+        ):
+            return self._reader
+        if self._reader is not None:
+            self._reader.close()
+            self._reader = None
+        try:
+            self._reader = StoreReader.open_latest(self.ws)
+        except SnapshotStoreUnavailable as exc:
+            raise SnapshotStoreUnavailable(resolved_sha, str(exc.details.get("reason"))) from exc
+        return self._reader
+
+    def embed_question(
+        self, text: str, store_profile: Mapping[str, Any] | None
+    ) -> list[float] | None:
+        """Embed the question with the store's profile (read-only cache)."""
+        from ragit.config import load_config
+        from ragit.embed import build_embedder, profile_from_store
+
+        cfg = load_config(self.ws)
+        embedding_cfg: Any = cfg.embedding
+        if store_profile:
+            embedding_cfg = profile_from_store(store_profile, cfg.embedding)
+        key = repr(store_profile)
+        if self._embedder is None or self._embedder_key != key:
+            self._embedder = build_embedder(
+                self.ws.root,
+                embedding_cfg,
+                cfg.security,
+                mode="mcp" if self.mode == "mcp" else "cli",
+            )
+            self._embedder_key = key
+        vectors: list[list[float]] = self._embedder.embed([text])
+        return vectors[0]
+
+    def close(self) -> None:
+        if self._reader is not None:
+            self._reader.close()
+            self._reader = None
+
+
+def _retrieve(
+    ws: Workspace, engine: Engine, text: str, at: str | None, scope: str, top_k: int
+) -> tuple[Any, list[Hit], list[str]]:
+    from ragit.config import load_config
+    from ragit.snapshot._git import GitRepo
+    from ragit.snapshot.selection import DIRTY_WARNING, select_snapshot
+
+    git = GitRepo(ws.root)
+    selection = select_snapshot(ws, git, at)
+    warnings: list[str] = []
+    if selection.worktree_dirty:
+        warnings.append(DIRTY_WARNING)
+    cfg = load_config(ws)
+    hits: list[Hit] = []
+    if scope in ("durable", "all"):
+        reader = engine.reader(selection.resolved_sha)
+        alpha = cfg.retrieval.alpha
+        vector = engine.embed_question(text, reader.embedding) if alpha > 0 else None
+        hits = retrieve_durable(
+            selection.manifest,
+            selection.resolved_sha,
+            reader,
+            text,
+            vector,
+            top_k=top_k,
+            alpha=alpha,
+        )
+    return selection, hits, warnings
+
+
+def run_query(ws: Workspace, req: QueryRequest, engine: Engine | None = None) -> dict[str, Any]:
+    """The data of `ragit query` (contract §7).
+
+    Raises:
+        typed snapshot and store errors (contract §3); never degrades to another snapshot.
+    """
+    own = engine is None
+    engine = engine or Engine(ws)
+    try:
+        selection, hits, warnings = _retrieve(
+            ws, engine, req.question, req.at, req.scope, req.top_k
+        )
+    finally:
+        if own:
+            engine.close()
+    redact = Redactor()
+    question = redact(req.question, "query")
+    projected = [
+        project_hit(h, req.view, explain=req.explain, redact=redact, index=i)
+        for i, h in enumerate(hits)
+    ]
+    return {
+        "query": question,
+        "snapshotSha": selection.resolved_sha,
+        "snapshot": selection.block(),
+        "scope": req.scope,
+        "explain": req.explain,
+        "view": req.view,
+        "hits": projected,
+        "warnings": warnings,
+        "redactionSummary": redact.summary(),
+    }
+
+
+def _family(hit: Hit) -> str:
+    if hit.origin_type == "artifact" and hit.artifact_id:
+        prefix = "evidence" if hit.scope == "evidence" else "artifact"
+        return f"{prefix}:{hit.artifact_id}"
+    return f"document:{hit.path}"
+
+
+def _tokens(hit: Hit) -> int:
+    return len(hit.text.split())
+
+
+def select_for_budget(hits: list[Hit], budget: int) -> tuple[list[Hit], dict[str, Any], int]:
+    """Citation-diverse-v2 selection (contract §8): whole hits only, diverse sources first."""
+    seen: set[str] = set()
+    unique: list[Hit] = []
+    duplicates = 0
+    for hit in hits:
+        cid = hit.citation["id"]
+        if cid in seen:
+            duplicates += 1
+            continue
+        seen.add(cid)
+        unique.append(hit)
+    used = 0
+    chosen: set[int] = set()
+    diverse: list[Hit] = []
+    families: set[str] = set()
+    for i, hit in enumerate(unique):
+        family = _family(hit)
+        cost = _tokens(hit)
+        if family not in families and used + cost <= budget:
+            families.add(family)
+            diverse.append(hit)
+            chosen.add(i)
+            used += cost
+    fill: list[Hit] = []
+    for i, hit in enumerate(unique):
+        if i in chosen:
+            continue
+        cost = _tokens(hit)
+        if used + cost <= budget:
+            fill.append(hit)
+            chosen.add(i)
+            used += cost
+    selected = diverse + fill
+    stats = {
+        "strategy": "citation-diverse-v2",
+        "candidateHits": len(hits),
+        "uniqueCitations": len(unique),
+        "selectedSources": len({_family(h) for h in selected}),
+        "duplicateCitationsSkipped": duplicates,
+        "budgetRejectedHits": len(unique) - len(selected),
+    }
+    return selected, stats, used
+
+
+def run_context_pack(
+    ws: Workspace, req: PackRequest, engine: Engine | None = None
+) -> dict[str, Any]:
+    """The data of `ragit context pack` (contract §8).
+
+    Raises:
+        typed snapshot and store errors (contract §3).
+    """
+    own = engine is None
+    engine = engine or Engine(ws)
+    try:
+        selection, hits, warnings = _retrieve(
+            ws, engine, req.goal, req.at, req.scope, CONTEXT_PACK_TOP_K
+        )
+    finally:
+        if own:
+            engine.close()
+    selected, stats, used = select_for_budget(hits, req.budget)
+    if hits and not selected:
+        warnings.append(NO_FIT_WARNING)
+    redact = Redactor()
+    goal = redact(req.goal, "goal")
+    projected = [
+        project_hit(h, req.view, explain=False, redact=redact, index=i)
+        for i, h in enumerate(selected)
+    ]
+    return {
+        "goal": goal,
+        "snapshotSha": selection.resolved_sha,
+        "snapshot": selection.block(),
+        "scope": req.scope,
+        "view": req.view,
+        "budget": req.budget,
+        "usedTokens": used,
+        "selectedHits": len(selected),
+        "selection": stats,
+        "hits": projected,
+        "warnings": warnings,
+        "redactionSummary": redact.summary(),
+    }
