@@ -48,6 +48,11 @@ def _fixtures() -> FixtureCache:
     return FixtureCache(SUITE.fixture_builder)
 
 
+@functools.cache
+def _expected_failures() -> dict[str, str]:
+    return SUITE.load_expected_failures()
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Remove the fixture templates built by this process."""
     if _fixtures.cache_info().currsize:
@@ -71,7 +76,7 @@ class CaseFile(pytest.File):
     def collect(self) -> Iterator[CaseItem]:
         case = load_case(self.path)
         item = CaseItem.from_parent(self, name=case.id, case=case)
-        reason = SUITE.load_expected_failures().get(case.id)
+        reason = _expected_failures().get(case.id)
         if reason is not None:
             item.add_marker(pytest.mark.xfail(reason=reason, strict=True, raises=CaseFailed))
         yield item
