@@ -108,8 +108,16 @@ def test_h1_title_is_in_its_own_section_and_every_path() -> None:
 
 def test_heading_only_sections_still_yield_their_heading() -> None:
     """Implementation choice: titles are searchable even without a body."""
+    chunks = chunk_markdown("# Title\n\nIntro.\n\n## Empty\n\n## Also empty\n")
+    assert [c.text for c in chunks] == ["# Title\n\nIntro.", "## Empty", "## Also empty"]
+
+
+def test_heading_followed_directly_by_subsections_lives_in_their_breadcrumbs() -> None:
+    """Implementation choice: a bare parent heading would only crowd results and budgets."""
     chunks = chunk_markdown("# Title\n## Empty\n### Also empty\n")
-    assert [c.text for c in chunks] == ["# Title", "## Empty", "### Also empty"]
+    assert [c.text for c in chunks] == ["### Also empty"]
+    assert chunks[0].heading_path == ("Title", "Empty", "Also empty")
+    assert chunks[0].indexed_text.startswith("Title > Empty")
 
 
 def test_text_before_the_first_heading_is_introduction() -> None:
@@ -192,7 +200,7 @@ def test_unclosed_fence_runs_to_the_end() -> None:
 
 def test_closing_hashes_and_empty_headings() -> None:
     """Implementation choice: `## Title ##` is "Title"; a bare `#` is text."""
-    chunks = chunk_markdown("# T\n\n## Closing notes ##\n\n#\n\ntext\n")
+    chunks = chunk_markdown("# T\n\nIntro.\n\n## Closing notes ##\n\n#\n\ntext\n")
     assert [c.section_title for c in chunks] == ["T", "Closing notes"]
     assert "#\n\ntext" in chunks[1].text
 
@@ -201,8 +209,8 @@ def test_korean_document_sections_and_tokens() -> None:
     """Implementation choice: Hangul headings and text chunk like any other."""
     text = "# 용어집\n\n## 스냅샷\n\n커밋마다 manifest를 만든다. 검색은 snapshot에 한정된다.\n"
     chunks = chunk_markdown(text)
-    assert chunks[1].heading_path == ("용어집", "스냅샷")
-    assert chunks[1].token_count == 8
+    assert chunks[0].heading_path == ("용어집", "스냅샷")
+    assert chunks[0].token_count == 8
 
 
 def test_decomposed_hangul_is_composed() -> None:
@@ -317,7 +325,7 @@ def test_five_megabyte_document_chunks_completely() -> None:
         n += 1
     text = "".join(parts)
     chunks = chunk_markdown(text)
-    assert len({c.section_index for c in chunks}) == n + 1
+    assert len({c.section_index for c in chunks}) == n  # the bare "# Big" folds into children
     assert chunks[-1].heading_path == ("Big", f"Section {n - 1}")
     assert [c.index for c in chunks] == list(range(len(chunks)))
     _assert_invariants(text, chunks[:50] + chunks[-50:], 1000)
@@ -369,5 +377,7 @@ def test_chunk_invariants_hold_for_arbitrary_markdown(text: str, max_chars: int)
     covered = bytearray(len(body))
     for chunk in chunks:
         covered[chunk.char_start : chunk.char_start + len(chunk.text)] = b"\x01" * len(chunk.text)
+    for heading in iter_headings(body):  # bare parent headings live in child breadcrumbs
+        covered[heading.start : heading.end] = b"\x01" * (heading.end - heading.start)
     missing = [body[i] for i in range(len(body)) if not covered[i] and not body[i].isspace()]
     assert missing == []

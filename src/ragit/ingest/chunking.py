@@ -28,7 +28,9 @@ Sections:
   ``"Body"``; ingest passes nothing, so titles stay stable when a file is renamed);
 * every section includes its own heading line(s), so the H1 title is searchable
   in the H1's section, and a heading with no body still yields a chunk holding the
-  heading line;
+  heading line — unless subsections follow it directly: then every child chunk
+  carries the heading in its breadcrumb and a chunk of the bare heading would only
+  crowd results and budgets;
 * ``heading_path`` is the chain of enclosing headings, e.g.
   ``("ADR: Use zvec", "Decision", "Consequences")``; a synthetic section has the
   path ``("Introduction",)`` or ``(body_title,)`` and level 0.
@@ -348,7 +350,16 @@ def chunk_markdown(
         while stack and stack[-1][0] >= heading.level:
             stack.pop()
         stack.append((heading.level, heading.title))
-        section_end = headings[position + 1].start if position + 1 < len(headings) else len(body)
+        following = headings[position + 1] if position + 1 < len(headings) else None
+        section_end = following.start if following is not None else len(body)
+        if (
+            following is not None
+            and following.level > heading.level
+            and not body[heading.end : section_end].strip()
+        ):
+            # A heading whose only content is its subsections: every child chunk
+            # carries it in its breadcrumb, so a chunk of the bare heading adds nothing.
+            continue
         path = tuple(title for _, title in stack)
         sections.append((heading.title, path, heading.level, heading.start, section_end))
     chunks: list[Chunk] = []

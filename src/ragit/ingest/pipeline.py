@@ -264,10 +264,7 @@ def _process_doc(
     chunks = chunk_markdown(masked_text)
     rows: list[Any] = []
     chunk_ids: list[str] = []
-    title: str | None = None
     for chunk in chunks:
-        if title is None and chunk.heading_path:
-            title = chunk.heading_path[0]
         normalized = normalize_for_id(chunk.text)
         cid = ids.chunk_id(tuple(chunk.heading_path), normalized)
         chunk_ids.append(cid)
@@ -292,7 +289,6 @@ def _process_doc(
         doc_type=doc_type,
         blob_sha=item.blob_sha,
         chunk_ids=chunk_ids,
-        title=title,
     )
     return _DocPlan(entry=entry, reused=False, rows=rows), None, decision.masked_count
 

@@ -49,7 +49,6 @@ class ManifestDoc(_ManifestModel):
     doc_type: str
     blob_sha: str
     chunk_ids: list[str]
-    title: str | None = None
 
 
 class ChunkScopes(_ManifestModel):

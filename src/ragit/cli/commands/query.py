@@ -7,7 +7,7 @@ from typing import Any
 from ragit.cli.invocation import Invocation, Outcome
 
 
-def _header(data: dict[str, Any], first: tuple[str, str]) -> list[str]:
+def _header(data: dict[str, Any], first: tuple[str, str], view: str, scope: str) -> list[str]:
     snap = data["snapshot"]
     red = data["redactionSummary"]
     return [
@@ -17,7 +17,7 @@ def _header(data: dict[str, Any], first: tuple[str, str]) -> list[str]:
         f"status: {snap['status']}",
         f"branch: {snap['branch'] or '-'}  detached: {str(snap['detached']).lower()}  "
         f"worktree_dirty: {str(snap['worktreeDirty']).lower()}",
-        f"scope: {data['scope']}  view: {data['view']}  hits: {len(data['hits'])}  "
+        f"scope: {scope}  view: {view}  hits: {len(data['hits'])}  "
         f"warnings: {len(data['warnings'])}",
         f"redaction_applied: {str(red['applied']).lower()}  masked_count: {red['maskedCount']}",
     ]
@@ -46,8 +46,8 @@ def _hit_lines(hits: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def render_query(data: dict[str, Any]) -> str:
-    lines = _header(data, ("question", data["query"]))
+def render_query(data: dict[str, Any], view: str) -> str:
+    lines = _header(data, ("question", data["query"]), view, data["scope"])
     lines.append(f"explain: {str(data['explain']).lower()}")
     lines += _hit_lines(data["hits"])
     for warning in data["warnings"]:
@@ -55,9 +55,9 @@ def render_query(data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def render_pack(data: dict[str, Any]) -> str:
+def render_pack(data: dict[str, Any], view: str, scope: str) -> str:
     sel = data["selection"]
-    lines = _header(data, ("goal", data["goal"]))
+    lines = _header(data, ("goal", data["goal"]), view, scope)
     lines += [
         f"budget: {data['budget']}  used_tokens: {data['usedTokens']}  "
         f"selected_hits: {data['selectedHits']}",
@@ -107,7 +107,7 @@ def run_query_cmd(inv: Invocation) -> Outcome:
         )
     check_query(req)
     data = run_query(ws, req)
-    return Outcome(data=data, text=lambda: render_query(data), warnings=list(data["warnings"]))
+    return Outcome(data=data, text=lambda: render_query(data, req.view), warnings=list(data["warnings"]))
 
 
 def _scope(raw: Any) -> str:
@@ -160,4 +160,4 @@ def run_context_pack_cmd(inv: Invocation) -> Outcome:
         )
     check_pack(req)
     data = run_context_pack(ws, req)
-    return Outcome(data=data, text=lambda: render_pack(data), warnings=list(data["warnings"]))
+    return Outcome(data=data, text=lambda: render_pack(data, req.view, req.scope), warnings=list(data["warnings"]))
