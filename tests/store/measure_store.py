@@ -277,11 +277,11 @@ def measure_crash(args: argparse.Namespace) -> dict[str, Any]:
         fts = len(col.query(zvec.Query(field_name="t", fts=zvec.Fts(match_string="common")),
                             topk=100000, output_fields=[]))
         col.close()
-        new = count - (next_id - 1000) - 1000 if runs else count - 1000
+        new = count - (runs[-1]["doc_count"] if runs else 1000)
         runs.append({"doc_count": count, "base_rows_intact": base == 1000,
                      "scan_equals_count": len(scanned) == count,
                      "fts_equals_count": fts == min(count, 100000),
-                     "partial_batch": (count - 1000) % 500 != 0, "new": new})
+                     "partial_batch": new % 500 != 0, "new": new})
         next_id = max(scanned) + 1 + 100_000
     return {"kills": len(runs), "reopened": len(runs),
             "all_base_rows_intact": all(r["base_rows_intact"] for r in runs),

@@ -98,7 +98,10 @@ def test_begin_writes_a_prepared_journal_with_caller_fields(published: Workspace
         with pytest.raises(ValueError):
             tx.advance("completed")
         tx.complete()
-    assert _only(ws).classification == "completed"
+    state = _only(ws)
+    assert state.classification == "completed"
+    assert state.data["chunkCount"] == 2  # the id lists shrink to counts once completed
+    assert "chunkIds" not in state.data and "insertedChunkIds" not in state.data
 
 
 @pytest.mark.parametrize("phase", ["prepared", "store-written", "store-verified"])

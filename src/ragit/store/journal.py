@@ -13,6 +13,9 @@ The caller writes the manifest (temp file, fsync, rename) between ``store-verifi
      "storeId", "lockToken", "startedAt", "updatedAt", "chunkIds": [...],
      "insertedChunkIds": [...], "lastError"?: {name, message, code}, ...caller fields}
 
+A completed journal keeps ``chunkCount``/``insertedChunkCount`` instead of the two lists; the
+newest 20 completed journals are kept.
+
 ``insertedChunkIds`` is written by :meth:`StoreWriter.insert` *before* zvec sees the rows: the
 ids that were not in the store yet, i.e. exactly what rolling back must delete (``chunkIds``
 are all the ids the manifest will cite, most of them shared with published snapshots).
@@ -219,13 +222,21 @@ class Transaction:
             self.lock.transaction = None
 
     def complete(self) -> None:
-        """Mark the transaction completed."""
-        self.data["phase"] = "completed"
-        self.data["status"] = "completed"
+        """Mark the transaction completed (its chunk id lists shrink to counts)."""
+        _close_out(self.data)
         self._save()
         if self.lock.transaction is self:
             self.lock.transaction = None
         faults.reach("completed")
+
+
+def _close_out(data: dict[str, Any]) -> None:
+    """Mark ``data`` completed. The id lists only serve recovery; a completed journal keeps
+    their sizes, so that status and begin() never parse megabytes of finished history."""
+    data["phase"] = "completed"
+    data["status"] = "completed"
+    for key in ("chunkIds", "insertedChunkIds"):
+        data[key.replace("Ids", "Count")] = len(data.pop(key, []) or [])
 
 
 def _new_id(kind: str) -> str:
@@ -470,8 +481,8 @@ def recover(
         if finalize is not None:
             finalize(state)
         data = dict(state.data)
-        data.update(phase="completed", status="completed", recoveredAt=now_iso(),
-                    updatedAt=now_iso())
+        _close_out(data)
+        data.update(recoveredAt=now_iso(), updatedAt=now_iso())
         _write(state.path, data)
         report.finalized.append(state.transaction_id)
         report.warnings.append(
