@@ -64,7 +64,7 @@ class HooksConfig(_Section):
 
 
 class RetrievalConfig(_Section):
-    alpha: float = Field(default=0.5, ge=0.0, le=1.0)
+    alpha: float = Field(default=0.3, ge=0.0, le=1.0)
     top_k: int = Field(default=5, ge=1, le=200)
 
 

@@ -102,6 +102,17 @@ def script_weights(question: str) -> tuple[float, float]:
     return latin / total, cjk_terms / total
 
 
+def cjk_query_text(question: str) -> str:
+    """The CJK part of a question for the bigram index, without Korean function words.
+
+    Question endings ("어떻게 하나요"), interrogatives and particles would otherwise
+    contribute bigrams that match half the corpus; content words keep their stem.
+    """
+    from ragit.embed.providers.placeholder import korean_content_words
+
+    return " ".join(korean_content_words(cjk_runs(question)))
+
+
 def _restricted(
     search: Any, allowed: set[str] | dict[str, Any], want: int, store_size: int
 ) -> dict[str, float]:
@@ -155,7 +166,7 @@ def retrieve_durable(
         bm25_en = _restricted(
             lambda k: reader.fts_search("search_en", question, k), owners, want, size
         )
-    cjk_query = cjk_runs(question)
+    cjk_query = cjk_query_text(question)
     if w_cjk > 0 and cjk_query:
         bm25_cjk = _restricted(
             lambda k: reader.fts_search("search_cjk", cjk_query, k), owners, want, size

@@ -108,6 +108,18 @@ def _stem(word: str) -> str:
     return word
 
 
+def korean_content_words(text: str) -> list[str]:
+    """Hangul/CJK words of ``text`` minus stop words, each without one trailing particle."""
+    out: list[str] = []
+    for word in text.split():
+        if word in _KO_STOP:
+            continue
+        stem = _stem(word)
+        if stem and stem not in _KO_STOP:
+            out.append(stem)
+    return out or text.split()
+
+
 class PlaceholderEmbedder(Embedder):
     """The default, offline profile (see the module docstring for the algorithm)."""
 
