@@ -223,17 +223,17 @@ def run_spec(spec: CommandSpec, params: dict[str, Any], ctx: click.Context) -> i
         warnings = [*inv.warnings, *outcome.warnings]
         env = envelope(spec.path, inv.envelope_cwd, outcome.data, warnings)
         if outcome.error is not None:
+            # A failure that still carries data (doctor): the report goes to stdout like a
+            # success, the failure block to stderr, and the exit code is the error's.
             env["ok"] = False
             env["error"] = outcome.error.payload()
             text = outcome.text
+            emit_success(inv.fmt, env, text if callable(text) else (lambda: str(text)))
             if inv.fmt in ("text", "both"):
-                sys.stdout.write(text() if callable(text) else text)
-                if inv.fmt == "both":
-                    from ragit.contract.envelope import dumps_compact
+                from ragit.contract.envelope import render_failure_text
 
-                    sys.stdout.write("---\n" + dumps_compact(env) + "\n")
-            else:
-                emit_success("json", env, lambda: "")
+                sys.stderr.write(render_failure_text(outcome.error))
+            sys.stdout.flush()
             return outcome.error.exit_code
         text = outcome.text
         emit_success(inv.fmt, env, text if callable(text) else (lambda: str(text)))

@@ -364,6 +364,20 @@ COMMANDS: tuple[CommandSpec, ...] = (
         related=("hooks install",),
     ),
     CommandSpec(
+        path="doctor",
+        summary="Run named health checks; each failing check names the command that fixes it.",
+        description=(
+            "Checks the repository, config, manifests, HEAD's snapshot, the store (through the "
+            "reader copy), manifest-to-store consistency, the writer lock, transaction journals, "
+            "the embedding profile and cache. Writes nothing. Exits 1 with DOCTOR_CHECKS_FAILED "
+            "when any check fails; the envelope still carries every check in data."
+        ),
+        handler="ragit.cli.commands.doctor:run",
+        default_format="text",
+        examples=("ragit doctor", "ragit doctor --format json"),
+        related=("status", "repair"),
+    ),
+    CommandSpec(
         path="config set",
         summary="Set one configuration key with typed validation, keeping comments and order.",
         description=(
@@ -382,6 +396,69 @@ COMMANDS: tuple[CommandSpec, ...] = (
         output_model="ragit.config:ConfigSetData",
         examples=("ragit config set retrieval.top_k 8", "ragit config set output.format json"),
         related=("status",),
+    ),
+    # ---- memory, session, artifact, harness, timeline (agent memory; issue 7)
+    CommandSpec(
+        path="memory wrap",
+        summary="Record the session state (goal, decisions, open loops, next actions) into working memory.",
+        description=(
+            "Masks and admission-checks the payload, then writes .ragit/memory/sessions/<sessionId>.json "
+            "and merges it into .ragit/memory/working/ (decisions accumulate by id, open loops are keyed "
+            "by id and closed ones leave the working set). Ingests nothing. decisions[] items may be "
+            "strings or objects; createdAt must be an ISO-8601 instant. Validate with --dry-run first."
+        ),
+        handler="ragit.cli.commands.memory:run_wrap",
+        default_format="json",
+        group="memory",
+        mutating=True,
+        supports_dry_run=True,
+        input_model="ragit.memory.models:WrapInput",
+        input_required=True,
+        examples=(
+            "ragit memory wrap --input wrap.json --dry-run --format json",
+            "ragit memory wrap --input - < wrap.json",
+        ),
+        related=("memory recall", "memory promote", "timeline"),
+    ),
+    CommandSpec(
+        path="memory recall",
+        summary="Resume packet: working memory, the latest wrap and snapshot retrieval for a goal.",
+        description=(
+            "Reads .ragit/memory/working, the latest session wrap, and retrieves from the exact snapshot "
+            "of HEAD (topK memory.recall_top_k) plus reviewed artifacts. Without an indexed snapshot it "
+            "degrades instead of failing: snapshotSha null, snapshot.status unavailable, keyword-only "
+            "artifact hits, a warning. Reads only; output is re-masked."
+        ),
+        handler="ragit.cli.commands.memory:run_recall",
+        default_format="both",
+        group="memory",
+        views=True,
+        arguments=(Argument("goal", "string", "The goal to resume."),),
+        examples=('ragit memory recall "resume auth flow" --view minimal --format json',),
+        related=("memory wrap", "query", "context pack"),
+    ),
+    CommandSpec(
+        path="memory promote",
+        summary="Write stable knowledge as documents under docs/memory (never overwrites; not ingested).",
+        description=(
+            "Each candidate (kind decision|glossary|plan, or type adr|glossary|plan|<docType>) becomes "
+            "<memory.corpus_dir>/decisions|glossary|plans/<slug>.md with frontmatter (type, "
+            "source_session, promoted_at) and the sections of its document type. An existing file is "
+            "never overwritten (-2, -3 suffixes). ingested is always false: review, git commit, then "
+            "ragit ingest. The input may be an object or a bare array of candidates."
+        ),
+        handler="ragit.cli.commands.memory:run_promote",
+        default_format="json",
+        group="memory",
+        mutating=True,
+        supports_dry_run=True,
+        input_model="ragit.memory.models:PromoteInput",
+        input_required=True,
+        examples=(
+            "ragit memory promote --input promote.json --dry-run --format json",
+            "ragit memory promote --input promote.json",
+        ),
+        related=("memory wrap", "ingest"),
     ),
 )
 

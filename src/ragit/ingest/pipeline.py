@@ -35,6 +35,7 @@ from ragit.contract.errors import (
     IngestBaseNotAncestor,
     IngestBaseNotIndexed,
     IngestCandidatesDirty,
+    NotInitialized,
     InputInvalid,
     RagitError,
     SnapshotNotIndexed,
@@ -311,6 +312,10 @@ def plan_ingest(ws: Workspace, cfg: RagitConfig, req: IngestRequest, progress: P
         if not req.dry_run:
             raise error
         blockers.append({"code": error.code, "details": error.details})
+
+    if not ws.is_initialized():
+        # Without init, .ragit/ is not git-ignored and every write would dirty the worktree.
+        block(NotInitialized(str(ws.root)))
 
     existing_target = _load_optional(ws, target)
     base_sha: str | None = None

@@ -1,0 +1,286 @@
+"""`ragit doctor`: named checks, each with a recovery command that fixes it (contract §12).
+
+Doctor reads only: the store is inspected through the reader copy of the
+published generation (never the canonical files), the embedding cache in
+read-only mode, manifests without rewriting them. A failing check's
+``recovery`` is the command that repairs exactly that problem; the process
+exits 1 with ``DOCTOR_CHECKS_FAILED`` when any check fails.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ragit.contract.errors import DoctorChecksFailed, RagitError
+from ragit.workspace import GITIGNORE_ENTRIES, Workspace
+
+REBUILD = "ragit repair --apply --action store-rebuild"
+
+
+@dataclass
+class Check:
+    name: str
+    ok: bool
+    detail: str
+    recovery: str | None = None
+    extra: dict[str, Any] | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name, "ok": self.ok, "detail": self.detail}
+        if not self.ok:
+            out["recovery"] = self.recovery
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+class _Doctor:
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
+        self.checks: list[Check] = []
+        self.cfg: Any = None
+        self.manifests: dict[str, Any] = {}
+
+    def add(self, name: str, ok: bool, detail: str, recovery: str | None = None,
+            **extra: Any) -> Check:
+        check = Check(name, ok, detail, recovery, extra or None)
+        self.checks.append(check)
+        return check
+
+    def run(self, name: str, fn: Callable[[], None]) -> None:
+        try:
+            fn()
+        except RagitError as exc:
+            self.add(name, False, exc.message, exc.recovery or "ragit doctor --format json")
+
+    # ------------------------------------------------------------ checks
+    def structure(self) -> None:
+        ws = self.ws
+        self.add("git.repository", True, f"git worktree at {ws.root}")
+        if not ws.is_initialized():
+            self.add("ragit.initialized", False, ".ragit/config.toml is missing", "ragit init --yes")
+            return
+        self.add("ragit.initialized", True, ".ragit/config.toml exists")
+        try:
+            text = ws.gitignore_path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            text = ""
+        lines = {line.strip() for line in text.splitlines()}
+        missing = [e for e in GITIGNORE_ENTRIES if e not in lines and e.rstrip("/") not in lines]
+        self.add(
+            "ragit.gitignore",
+            not missing,
+            "runtime state is git-ignored" if not missing
+            else f"{len(missing)} runtime path(s) are not git-ignored: {', '.join(missing[:4])}",
+            "ragit init --yes",
+        )
+
+    def config(self) -> None:
+        from ragit.config import load_config, unknown_keys
+
+        try:
+            self.cfg = load_config(self.ws)
+        except RagitError as exc:
+            self.add("ragit.config", False, exc.message, exc.recovery)
+            return
+        unknown = unknown_keys(self.ws)
+        detail = "valid" + (f"; keys RAGit ignores: {', '.join(unknown)}" if unknown else "")
+        self.add("ragit.config", True, detail)
+        sec = self.cfg.security
+        self.add(
+            "security.masking-config",
+            bool(sec.secret_masking),
+            "secret masking is on" if sec.secret_masking else "secret masking is off: ingest refuses",
+            "ragit config set security.secret_masking true",
+        )
+        self.add(
+            "security.admission-mode",
+            sec.admission_mode == "enforce",
+            f"admission mode is {sec.admission_mode}",
+            "ragit config set security.admission_mode enforce",
+        )
+
+    def manifests_check(self) -> None:
+        from ragit.snapshot.manifest import list_manifest_shas, load_manifest
+
+        bad: list[dict[str, str]] = []
+        for sha in list_manifest_shas(self.ws):
+            try:
+                self.manifests[sha] = load_manifest(self.ws, sha)
+            except RagitError as exc:
+                bad.append({"sha": sha, "code": exc.code, "reason": exc.message})
+        if bad:
+            first = bad[0]["sha"]
+            self.add(
+                "snapshot.manifests",
+                False,
+                f"{len(bad)} manifest(s) unreadable, first {first}: {bad[0]['reason']}",
+                f"ragit ingest --all --at {first}",
+                invalid=bad,
+            )
+        else:
+            self.add("snapshot.manifests", True, f"{len(self.manifests)} manifest(s) readable")
+
+    def head(self) -> None:
+        from ragit.ops.status import repository_status
+
+        block = repository_status(self.ws)["snapshot"]
+        status = block["status"]
+        ok = status == "indexed"
+        recovery = block.get("recovery")
+        if status == "missing" and block.get("resolvedSha") is None:
+            recovery = "git status"
+        self.add(
+            "snapshot.head",
+            ok,
+            "HEAD's snapshot is indexed" if ok else f"HEAD snapshot {status}: {block.get('reason')}",
+            recovery or "ragit ingest --all",
+        )
+
+    def store(self) -> None:
+        from ragit.store import StoreReader, read_meta
+
+        try:
+            meta = read_meta(self.ws)
+        except RagitError as exc:
+            self.add("store.meta", False, exc.message, REBUILD)
+            return
+        if meta is None:
+            if self.manifests:
+                self.add("store.meta", False, "manifests exist but the store is missing", REBUILD)
+            else:
+                self.add("store.meta", True, "no store yet (the first ingest creates it)")
+            return
+        self.add("store.meta", True, f"generation {meta.generation}, {meta.chunk_count} chunks")
+        try:
+            reader = StoreReader.open_latest(self.ws, wait_ms=2000)
+        except RagitError as exc:
+            self.add("store.reader", False, exc.message, REBUILD)
+            return
+        try:
+            self.add("store.reader", True, f"reader copy of generation {reader.generation} opens")
+            wanted: set[str] = set()
+            for manifest in self.manifests.values():
+                wanted |= manifest.all_chunk_ids()
+            ordered = sorted(wanted)
+            present: set[str] = set()
+            for i in range(0, len(ordered), 1000):
+                present |= set(reader.fetch(ordered[i : i + 1000]))
+            missing = sorted(wanted - present)
+            self.add(
+                "ragit.manifest-consistency",
+                not missing,
+                f"all {len(wanted)} chunk(s) named by manifests are in the store" if not missing
+                else f"{len(missing)} chunk(s) named by manifests are missing from the store",
+                REBUILD,
+                missingChunkIds=missing[:20],
+            )
+        finally:
+            reader.close()
+
+    def writer(self) -> None:
+        from ragit.store import inspect_lock, scan_journals
+
+        info = inspect_lock(self.ws)
+        if info.state in ("missing", "active", "stale"):
+            detail = {
+                "missing": "no writer holds the lock",
+                "active": "a writer is running",
+                "stale": "a crashed writer's lock remains; the next writer reclaims it",
+            }[info.state]
+            self.add("store.writer-lock", True, detail, lockState=info.state)
+        else:
+            self.add(
+                "store.writer-lock",
+                False,
+                "the writer lock's owner cannot be checked (another host or unreadable)",
+                "ragit repair --apply --action release-lock",
+                lockState=info.state,
+            )
+        states = scan_journals(self.ws)
+        bad = [s.transaction_id for s in states if s.classification in ("inconsistent", "invalid")]
+        pending = [s.transaction_id for s in states if s.classification not in ("completed",)]
+        self.add(
+            "store.transactions",
+            not bad,
+            f"{len(pending)} unfinished journal(s), none inconsistent" if not bad
+            else f"{len(bad)} inconsistent journal(s): {', '.join(bad[:3])}",
+            "ragit repair --apply --action ingest-recover",
+        )
+
+    def embedding(self) -> None:
+        if self.cfg is None:
+            return
+        from ragit.embed import build_embedder, resolve_profile
+        from ragit.embed.profile import missing_credential
+        from ragit.store import read_meta
+
+        try:
+            profile = resolve_profile(self.cfg.embedding)
+        except RagitError as exc:
+            self.add("embedding.config", False, exc.message,
+                     "ragit config set embedding.provider local-placeholder")
+            return
+        self.add("embedding.config", True, f"{profile.provider} / {profile.model}")
+        variable = missing_credential(profile, os.environ)
+        self.add(
+            "embedding.credentials",
+            variable is None,
+            "not required" if profile.spec.credential_env is None
+            else ("present" if variable is None else f"{variable} is not set"),
+            f"export {variable}=<key>" if variable else None,
+        )
+        try:
+            meta = read_meta(self.ws)
+        except RagitError:
+            meta = None
+        if meta is not None and meta.chunk_count:
+            same = meta.embedding.get("namespaceId") == profile.namespace_id
+            self.add(
+                "embedding.migration-needed",
+                same,
+                "the store matches the configured profile" if same
+                else "the configured embedding profile differs from the store's",
+                "ragit migrate embeddings",
+            )
+        try:
+            embedder = build_embedder(self.ws.root, self.cfg.embedding, self.cfg.security,
+                                      mode="dry-run")
+        except RagitError as exc:
+            self.add("embedding.policy", False, exc.message, exc.recovery)
+            return
+        try:
+            for check in embedder.health():
+                self.add(check.name, check.ok, check.detail, check.recovery)
+        finally:
+            embedder.close()
+
+
+def run_doctor(ws: Workspace) -> tuple[dict[str, Any], RagitError | None]:
+    """All checks; returns the data and, when any check failed, the error to report."""
+    doc = _Doctor(ws)
+    doc.structure()
+    if ws.is_initialized():
+        doc.config()
+    doc.run("snapshot.manifests", doc.manifests_check)
+    doc.run("snapshot.head", doc.head)
+    doc.run("store.meta", doc.store)
+    doc.run("store.writer-lock", doc.writer)
+    doc.run("embedding.config", doc.embedding)
+    failed = [c for c in doc.checks if not c.ok]
+    data = {"checks": [c.as_dict() for c in doc.checks], "hasFailure": bool(failed)}
+    error = DoctorChecksFailed([c.name for c in failed], failed[0].recovery) if failed else None
+    return data, error
+
+
+def render(data: dict[str, Any]) -> str:
+    lines = []
+    for check in data["checks"]:
+        mark = "OK  " if check["ok"] else "FAIL"
+        lines.append(f"{mark} {check['name']}: {check['detail']}")
+        if not check["ok"] and check.get("recovery"):
+            lines.append(f"     fix: {check['recovery']}")
+    return "\n".join(lines)
