@@ -1,0 +1,112 @@
+"""`ragit config set`: validate and write one key of `.ragit/config.toml`.
+
+The write half of :mod:`ragit.config` (which re-exports these names). Edits go
+through tomlkit so comments, key order and every other byte of the file survive.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import ValidationError
+
+from ragit._fs import atomic_write_text
+from ragit.config import SECTIONS, load_config
+from ragit.contract.errors import InputInvalid
+from ragit.contract.models import WireModel
+from ragit.workspace import Workspace
+
+
+class ConfigSetData(WireModel):
+    """Result of `config set`."""
+
+    key: str
+    value: Any
+    previous: Any
+    changed: bool
+    dry_run: bool
+    path: str
+
+
+def _coerce(section: str, key: str, raw: str) -> Any:
+    model = SECTIONS[section]
+    annotation = model.model_fields[key].annotation
+    text = raw.strip()
+    origin = getattr(annotation, "__origin__", None)
+    if annotation is bool:
+        if text not in ("true", "false"):
+            raise InputInvalid("value", "must be true or false")
+        return text == "true"
+    if annotation is int:
+        try:
+            return int(text, 10)
+        except ValueError:
+            raise InputInvalid("value", "must be an integer") from None
+    if annotation is float:
+        try:
+            return float(text)
+        except ValueError:
+            raise InputInvalid("value", "must be a number") from None
+    if origin is list:
+        if text.startswith("["):
+            try:
+                items = json.loads(text)
+            except json.JSONDecodeError:
+                raise InputInvalid("value", "must be a JSON array of strings") from None
+            if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
+                raise InputInvalid("value", "must be a JSON array of strings")
+            return [i.strip() for i in items if i.strip()]
+        return [part.strip() for part in text.split(",") if part.strip()]
+    return text
+
+
+def set_value(ws: Workspace, dotted: str, raw: str, *, dry_run: bool) -> ConfigSetData:
+    """Validate and write one key, preserving the rest of the file byte for byte.
+
+    Raises:
+        InputInvalid: unknown key or a value of the wrong type.
+        NotInitialized: the repository has no config yet.
+        ConfigInvalid: the existing file cannot be parsed.
+    """
+    import tomlkit
+
+    from ragit.contract.errors import NotInitialized
+
+    parts = dotted.split(".")
+    if len(parts) != 2 or parts[0] not in SECTIONS:
+        raise InputInvalid("key", "unknown key; use section.key (see `ragit describe config set`)")
+    section, key = parts
+    if key not in SECTIONS[section].model_fields:
+        raise InputInvalid("key", f"unknown key in [{section}]")
+    if not ws.is_initialized():
+        raise NotInitialized(str(ws.root))
+    value = _coerce(section, key, raw)
+    current = load_config(ws)
+    section_model = getattr(current, section)
+    previous = getattr(section_model, key)
+    try:
+        section_model.__class__.model_validate({**section_model.model_dump(), key: value})
+    except ValidationError as exc:
+        first = exc.errors(include_url=False, include_input=False)[0]
+        raise InputInvalid("value", str(first["msg"])) from None
+    if section == "output" and key == "format" and value in ("markdown", "table"):
+        value = "text"
+    text = ws.config_path.read_text(encoding="utf-8")
+    doc = tomlkit.parse(text)
+    table = doc.get(section)
+    if table is None:
+        table = tomlkit.table()
+        doc.add(section, table)
+    table[key] = value
+    changed = previous != value
+    if changed and not dry_run:
+        atomic_write_text(ws.config_path, tomlkit.dumps(doc))
+    return ConfigSetData(
+        key=dotted,
+        value=value,
+        previous=previous,
+        changed=changed,
+        dry_run=dry_run,
+        path=ws.relative(ws.config_path),
+    )
