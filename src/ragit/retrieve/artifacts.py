@@ -1,0 +1,301 @@
+"""Artifact and evidence overlay hits for the non-durable scopes (UR §10.2–10.3).
+
+``session``, ``harness`` and ``evidence`` (and ``all``) add reviewable knowledge
+that is not (yet) part of a snapshot: the bodies of reviewed or promoted session
+and harness artifacts, and the evidence excerpts of captured, reviewed or
+promoted ones. Superseded, retracted and archived artifacts are excluded, as
+are artifacts captured at a commit that is not an ancestor of the selected
+snapshot (knowledge from another line of history, or from its future).
+
+Scoring follows contract §7 with the inputs available for an overlay:
+
+* ``scoreKeyword`` — the share of the question's terms found in the title and
+  text (lower-cased words; a CJK term also matches inside a longer run, so
+  Korean particles do not hide it; English stop words are ignored unless the
+  question has nothing else);
+* ``scoreVector`` — only when an embedder is passed (cosine divided by the
+  maximum over the candidates, as for documents); then ``mode`` is ``hybrid``
+  with ``retrieval.alpha``, otherwise ``keyword`` (vector weight 0);
+* authority (UR §10.1): durable tier or promoted status 1.0, evidence 0.4,
+  reviewed harness or harness scope 0.9, session 0.8, otherwise 0.6;
+* recency ``max(0.2, 1 − min(ageDays/30, 0.8))`` with the age measured from the
+  artifact's ``updatedAt`` to ``commit_time`` (the selected snapshot's commit
+  time — never the wall clock); 1.0 when either is unknown.
+
+Citations: ``artifact`` (sourceId = artifact id) for bodies and ``evidence``
+(sourceId = ``<artifactId>:<evidenceId>``) for excerpts; sourceVersion is the
+artifact's provenance content hash; sourceSha its bound, source or capture commit.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from ragit.retrieve.citations import citation_id
+from ragit.retrieve.engine import W_AUTHORITY, W_RECENCY, W_RETRIEVAL, Hit
+from ragit.workspace import Workspace
+
+OVERLAY_SCOPES: dict[str, frozenset[str]] = {
+    "durable": frozenset(),
+    "session": frozenset({"session"}),
+    "harness": frozenset({"harness"}),
+    "evidence": frozenset({"evidence"}),
+    "all": frozenset({"session", "harness", "evidence"}),
+}
+KEYWORD_ONLY_WARNING = "artifact hits are ranked by keyword only (no artifact embeddings)"
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_CJK = re.compile(
+    "[\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7a3]"
+)
+_STOP = frozenset(
+    (
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "but",
+        "by",
+        "for",
+        "from",
+        "has",
+        "have",
+        "how",
+        "i",
+        "in",
+        "is",
+        "it",
+        "its",
+        "of",
+        "on",
+        "or",
+        "that",
+        "the",
+        "this",
+        "to",
+        "was",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "why",
+        "will",
+        "with",
+        "do",
+        "does",
+        "did",
+        "we",
+        "you",
+    )
+)
+
+
+def _norm(token: str) -> str:
+    if len(token) > 3 and token.endswith("s") and not token.endswith("ss"):
+        return token[:-1]
+    return token
+
+
+def query_terms(question: str) -> list[str]:
+    """The distinct normalized terms of a question (stop words dropped unless nothing is left)."""
+    words = [_norm(w) for w in _WORD.findall(question.lower())]
+    kept = [w for w in words if w not in _STOP] or words
+    return list(dict.fromkeys(kept))
+
+
+def keyword_score(terms: list[str], text: str) -> float:
+    """Share of ``terms`` present in ``text`` (UR §10.1 keyword score)."""
+    if not terms:
+        return 0.0
+    lowered = text.lower()
+    words = {_norm(w) for w in _WORD.findall(lowered)}
+    found = 0
+    for term in terms:
+        if term in words or (_CJK.search(term) and term in lowered):
+            found += 1
+    return found / len(terms)
+
+
+def authority_weight(tier: str, status: str, authority: str, scope: str) -> float:
+    """Authority weight of an artifact hit (UR §10.1)."""
+    if tier == "durable" or status == "promoted":
+        return 1.0
+    if scope == "evidence":
+        return 0.4
+    if authority == "reviewed_harness" or scope == "harness":
+        return 0.9
+    if scope == "session":
+        return 0.8
+    return 0.6
+
+
+def recency_weight(updated_at: str | None, commit_time: float | None) -> float:
+    """``max(0.2, 1 − min(ageDays/30, 0.8))``; 1.0 without both timestamps."""
+    from ragit.memory.ids import instant_seconds
+
+    moment = instant_seconds(updated_at)
+    if moment is None or commit_time is None:
+        return 1.0
+    age_days = max(0.0, commit_time - moment) / 86_400.0
+    return max(0.2, 1.0 - min(age_days / 30.0, 0.8))
+
+
+def _cosine(a: list[float], b: list[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b, strict=False))
+    na = math.sqrt(sum(x * x for x in a))
+    nb = math.sqrt(sum(y * y for y in b))
+    if na == 0.0 or nb == 0.0:
+        return 0.0
+    return max(0.0, min(1.0, dot / (na * nb)))
+
+
+def _visible_at(ws: Workspace, snapshot_sha: str | None) -> Any:
+    """A predicate: was an artifact captured at a commit the snapshot descends from?"""
+    if snapshot_sha is None:
+        return lambda sha: True
+    from ragit.snapshot._git import GitRepo
+
+    git = GitRepo(ws.root)
+    cache: dict[str, bool] = {}
+
+    def visible(sha: str | None) -> bool:
+        if not sha:
+            return True
+        if sha not in cache:
+            cache[sha] = git.has_commit(sha) and git.is_ancestor(sha, snapshot_sha)
+        return cache[sha]
+
+    return visible
+
+
+def artifact_hits(
+    ws: Workspace,
+    question: str,
+    scope: str,
+    snapshot_sha: str | None,
+    commit_time: float | None,
+    *,
+    top_k: int,
+    embedder: Any = None,
+) -> list[Hit]:
+    """Overlay hits of ``scope`` for ``question``, best first, at most ``top_k``.
+
+    ``snapshot_sha`` (None in a degraded recall) hides artifacts captured outside
+    its history; ``commit_time`` (epoch seconds of that commit) anchors recency.
+    ``embedder`` (an :class:`ragit.embed.base.Embedder`) enables hybrid scoring;
+    pass one only when embedding artifact texts is allowed (a local provider) —
+    without it no embedding call is made.
+
+    Raises:
+        EmbeddingProviderFailed: only when an embedder is given and fails.
+    """
+    from ragit.memory.artifacts import iter_artifacts, relative_path, searchable_units
+
+    wanted = OVERLAY_SCOPES.get(scope, frozenset())
+    if not wanted or top_k <= 0:
+        return []
+    visible = _visible_at(ws, snapshot_sha)
+    terms = query_terms(question)
+    units: list[tuple[Any, dict[str, Any], float]] = []
+    for record in iter_artifacts(ws):
+        if not visible(record.capture_head_sha or record.source_head_sha):
+            continue
+        for unit in searchable_units(record):
+            if unit["scope"] not in wanted:
+                continue
+            score = keyword_score(terms, f"{unit['sectionTitle']}\n{unit['text']}")
+            units.append((record, unit, score))
+    if not units:
+        return []
+    vectors: dict[int, float] = {}
+    alpha = 0.0
+    if embedder is not None:
+        from ragit.config import load_config
+
+        alpha = load_config(ws).retrieval.alpha
+        if alpha > 0:
+            embedded = embedder.embed([question, *(u["text"] for _r, u, _s in units)])
+            query_vec = embedded[0]
+            raw = [_cosine(query_vec, v) for v in embedded[1:]]
+            top = max(raw, default=0.0)
+            vectors = {i: (s / top if top > 0 else 0.0) for i, s in enumerate(raw)}
+    hybrid = embedder is not None and alpha > 0
+    if hybrid:
+        by_vector = sorted(range(len(units)), key=lambda i: -vectors.get(i, 0.0))[:top_k]
+        chosen = {i for i, (_r, _u, s) in enumerate(units) if s > 0} | set(by_vector)
+    else:
+        chosen = {i for i, (_r, _u, s) in enumerate(units) if s > 0}
+    hits: list[Hit] = []
+    for i in sorted(chosen):
+        record, unit, keyword = units[i]
+        vector = vectors.get(i, 0.0) if hybrid else 0.0
+        a = alpha if hybrid else 0.0
+        retrieval = a * vector + (1.0 - a) * keyword
+        auth = authority_weight(record.tier, record.status, record.authority, unit["scope"])
+        recency = recency_weight(record.updated_at or record.created_at, commit_time)
+        version = record.provenance.content_hash or record.artifact_id
+        hits.append(
+            Hit(
+                chunk_id=unit["sourceId"],
+                document_id=record.artifact_id,
+                version_id=version,
+                path=relative_path(ws, record.artifact_id),
+                doc_type=record.kind,
+                section_title=unit["sectionTitle"],
+                heading_path=unit["sectionTitle"],
+                text=unit["text"],
+                token_count=len(unit["text"].split()),
+                score_vector=vector,
+                score_keyword=keyword,
+                retrieval=retrieval,
+                authority_weight=auth,
+                recency_weight=recency,
+                score_final=W_RETRIEVAL * retrieval + W_AUTHORITY * auth + W_RECENCY * recency,
+                mode="hybrid" if hybrid else "keyword",
+                alpha=a,
+                scope=unit["scope"],
+                origin_type="artifact",
+                artifact_id=record.artifact_id,
+                artifact_kind=record.kind,
+                authority=record.authority,
+                confidence=record.confidence,
+                citation={
+                    "id": citation_id(unit["sourceType"], unit["sourceId"], version),
+                    "sourceType": unit["sourceType"],
+                    "sourceId": unit["sourceId"],
+                    "sourceVersion": version,
+                    "sourceSha": record.bound_head_sha
+                    or record.source_head_sha
+                    or record.capture_head_sha,
+                },
+            )
+        )
+    hits.sort(key=Hit.sort_key)
+    return hits[:top_k]
+
+
+def hit_identity(hit: Hit) -> tuple[str, str]:
+    """Retrieval identity (UR §10.1): cited source for artifacts, (document, chunk) otherwise."""
+    if hit.origin_type == "artifact":
+        return (str(hit.citation.get("sourceType")), str(hit.citation.get("sourceId")))
+    return (hit.document_id, hit.chunk_id)
+
+
+def merge_hits(primary: Iterable[Hit], overlay: Iterable[Hit], top_k: int) -> list[Hit]:
+    """Snapshot hits and overlay hits as one ranking: one hit per identity, best score wins."""
+    best: dict[tuple[str, str], Hit] = {}
+    for hit in [*primary, *overlay]:
+        key = hit_identity(hit)
+        kept = best.get(key)
+        if kept is None or hit.sort_key() < kept.sort_key():
+            best[key] = hit
+    merged = sorted(best.values(), key=Hit.sort_key)
+    return merged[:top_k]
