@@ -17,7 +17,7 @@ from ragit.store.copies import copies_root
 from ragit.workspace import Workspace
 
 SHA_A, SHA_B, SHA_C = "a" * 40, "b" * 40, "c" * 40
-N = 1100  # two insert batches
+N = 2100  # three insert batches; a background flush runs after the second
 SHARED = 40
 Runner = Callable[..., subprocess.Popen[str]]
 
@@ -25,7 +25,8 @@ Runner = Callable[..., subprocess.Popen[str]]
 #  whether B's generation is published when it dies)
 FAULTS = [
     ("prepared", False, False),
-    ("store-insert-batch", False, False),  # after the first of two batches
+    ("store-insert-batch", False, False),  # after the first of three batches
+    ("store-insert-batch:3", False, False),  # after the last, a background flush may be busy
     ("store-written", False, False),
     ("store-verified", False, False),
     ("manifest-committed", True, False),

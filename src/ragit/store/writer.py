@@ -25,6 +25,7 @@ readers still on the previous generation, never a generation without its copy.
 
 from __future__ import annotations
 
+import threading
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -46,6 +47,47 @@ _open_writers: set[Path] = set()
 # A full id scan costs ~2.2 us per stored row, a batched fetch ~12 us per asked id (zvec
 # 0.8.0, 18k rows): scan when the question covers a fifth of the store or more.
 _SCAN_RATIO = 5
+
+
+# Building the full-text index of a sealed segment (flush) and inserting into the next one
+# run in parallel on two cores: a background flush every 2 batches cut 17.8k rows from
+# 3.8-3.9 s (insert, then flush) to 2.9-3.3 s (zvec 0.8.0 releases the GIL in both).
+_FLUSH_EVERY = 2
+
+
+class _Flusher:
+    """One background thread that flushes the collection on request (requests coalesce)."""
+
+    def __init__(self, collection: Collection) -> None:
+        self._collection = collection
+        self._wanted = threading.Event()
+        self._done = False
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="ragit-store-flush", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            self._wanted.wait()
+            self._wanted.clear()
+            if self._done:
+                return
+            try:
+                self._collection.flush()
+            except BaseException as exc:  # re-raised by finish() in the writing thread
+                self._error = exc
+                return
+
+    def request(self) -> None:
+        self._wanted.set()
+
+    def finish(self) -> None:
+        """Stop after the flush in progress; re-raise its failure."""
+        self._done = True
+        self._wanted.set()
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
 
 
 def _profile(embedding: Mapping[str, Any], dimensions: int) -> dict[str, Any]:
@@ -198,10 +240,18 @@ class StoreWriter:
             return
         if self.lock.transaction is not None:
             self.lock.transaction.record_inserted([row.chunk_id for row in todo])
-        for start in range(0, len(todo), MAX_BATCH):
-            self._dirty = True
-            self._c.insert(todo[start : start + MAX_BATCH])
-            faults.reach("store-insert-batch")
+        batches = [todo[i : i + MAX_BATCH] for i in range(0, len(todo), MAX_BATCH)]
+        flusher = _Flusher(self._c) if len(batches) > _FLUSH_EVERY else None
+        try:
+            for number, batch in enumerate(batches, 1):
+                self._dirty = True
+                self._c.insert(batch)
+                faults.reach("store-insert-batch")
+                if flusher is not None and number % _FLUSH_EVERY == 0 and number < len(batches):
+                    flusher.request()
+        finally:
+            if flusher is not None:
+                flusher.finish()
 
     def verify(self, ids: Iterable[str]) -> list[str]:
         """Flush, then list the ids of ``ids`` that cannot be read back (sorted; empty = all
