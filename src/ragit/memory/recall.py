@@ -13,8 +13,9 @@ ranked by keyword only, and a warning. Selection fails before any embedding
 call, so a degraded recall never calls a provider. Everything is re-masked.
 
 ``relatedDecisions`` = working-memory decisions ranked by the share of the goal's
-terms they contain (newest first among equals), then ADR hits of the snapshot
-(``<memory.corpus_dir>/decisions/`` and every other ``adr`` document).
+terms they contain (newest first among equals), then one entry per decision
+document among the snapshot hits (``<memory.corpus_dir>/decisions/`` and every
+other ``adr`` document), titled by its H1.
 """
 
 from __future__ import annotations
@@ -188,15 +189,18 @@ def _related_decisions(
     )
     out = [item for _i, item in ranked[:limit]]
     prefix = corpus_dir.strip("/") + "/decisions/"
+    seen: set[str] = set()
     for hit in hits:
-        if hit.origin_type != "document":
+        if hit.origin_type != "document" or hit.path in seen:
             continue
         if not (hit.path.startswith(prefix) or hit.doc_type == "adr"):
             continue
+        # One entry per decision document, from its best hit, titled by its H1.
+        seen.add(hit.path)
         out.append(
             {
                 "id": hit.citation["id"],
-                "title": hit.section_title,
+                "title": hit.heading_path.split(" > ", 1)[0] or hit.section_title,
                 "summary": hit.text[:240],
                 "source": "snapshot",
                 "sourceSessionId": None,

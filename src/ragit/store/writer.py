@@ -52,7 +52,7 @@ _SCAN_RATIO = 5
 # Building the full-text index of a sealed segment (flush) and inserting into the next one
 # run in parallel on two cores: a background flush every 2 batches cut 17.8k rows from
 # 3.8-3.9 s (insert, then flush) to 2.9-3.3 s (zvec 0.8.0 releases the GIL in both).
-_FLUSH_EVERY = 2
+_FLUSH_EVERY = 8
 
 
 class _Flusher:

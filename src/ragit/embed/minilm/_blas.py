@@ -38,12 +38,16 @@ _LIB_PATTERNS = ("libscipy_openblas*", "libopenblas*")
 _lock = threading.Lock()
 
 
-@functools.lru_cache(maxsize=1)
 def _openblas_controls() -> tuple[Callable[[], int], Callable[[int], None]] | None:
     numpy_module = sys.modules.get("numpy")
     if numpy_module is None or numpy_module.__file__ is None:
-        return None
-    package_dir = Path(numpy_module.__file__).parent
+        return None  # not cached: numpy may still be imported later
+    return _find_controls(numpy_module.__file__)
+
+
+@functools.lru_cache(maxsize=4)
+def _find_controls(numpy_init: str) -> tuple[Callable[[], int], Callable[[int], None]] | None:
+    package_dir = Path(numpy_init).parent
     # Linux wheels keep bundled libraries in numpy.libs/, macOS wheels in numpy/.dylibs/.
     search_dirs = (package_dir.parent / "numpy.libs", package_dir / ".dylibs")
     for directory in search_dirs:

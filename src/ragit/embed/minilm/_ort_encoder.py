@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
-import onnxruntime as ort  # type: ignore[import-untyped,unused-ignore]
+import onnxruntime as ort  # type: ignore[import-untyped,import-not-found,unused-ignore]
 from numpy.typing import NDArray
 
 from ragit.embed.minilm._errors import EmbeddingModelInvalid
@@ -103,7 +103,7 @@ def build_int8_model(files: ModelFiles, cache_dir: Path | None = None) -> Path:
     if target.is_file():
         return target
     import onnx
-    from onnxruntime.quantization import (  # type: ignore[import-untyped,unused-ignore]
+    from onnxruntime.quantization import (  # type: ignore[import-untyped,import-not-found,unused-ignore]
         QuantType,
         quantize_dynamic,
     )
