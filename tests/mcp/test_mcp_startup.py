@@ -172,3 +172,18 @@ def test_closing_stdin_ends_the_server_with_exit_zero(tmp_path: Path, env: dict[
     assert proc.returncode == 0
     assert proc.stdout == ""
     assert "Traceback" not in proc.stderr
+
+
+def test_a_user_cache_inside_the_repository_is_refused_before_anything_is_written(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    """Implementation choice (contract §11): reader copies cannot live inside the repository."""
+    root = make_repo(tmp_path, env, init=False, ingest=False)
+    inside = {**env, "XDG_CACHE_HOME": str(root / ".cache")}
+    before = tree_state(root)
+    proc = run([RAGIT_MCP, "--cwd", str(root)], cwd=root, env=inside, check=False)
+    assert proc.returncode == 3
+    assert proc.stdout == ""
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "XDG_CACHE_HOME" in lines[0]
+    assert_unchanged(before, tree_state(root))

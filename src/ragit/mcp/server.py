@@ -1,14 +1,15 @@
 """``ragit-mcp``: the read-only MCP stdio server for one repository (contract §11).
 
 Start-up, in order, all before the transport exists (so a failure is one line on
-stderr and a non-zero exit, never a JSON-RPC frame): parse the arguments
-(``--cwd <path>`` at most once, ``--help``, ``--version``; anything else exits
-2), run the early runtime guard (exit 3), resolve the repository once and
-normalize it to the git root (exit 2 for a missing directory, 3 outside a
-repository), install the write guard (:mod:`ragit.mcp.write_guard`). Then the
-official SDK's low-level server serves ``tools/list`` and ``tools/call`` over
-stdio until stdin closes. Nothing but JSON-RPC reaches stdout; logs go to
-stderr.
+stderr and a non-zero exit, never a JSON-RPC frame): check the interpreter and
+platform (exit 3); parse the arguments (``--cwd <path>`` at most once, ``--help``,
+``--version``; anything else exits 2); resolve the repository once and normalize
+it to the git root (exit 2 for a missing directory, 3 outside a repository);
+refuse a user cache inside the repository (exit 3: reader copies of the store
+live there); probe zvec (the rest of the early runtime guard, exit 3); install
+the write guard (:mod:`ragit.mcp.write_guard`). Then the official SDK's
+low-level server serves ``tools/list`` and ``tools/call`` over stdio until stdin
+closes. Nothing but JSON-RPC reaches stdout; logs go to stderr.
 
 The SDK validates ``tools/call`` params before any handler runs, so a call
 whose ``arguments`` is not an object (or whose ``name`` is not a string) would
@@ -133,6 +134,24 @@ def resolve_root(raw_cwd: str | None) -> Path:
     return root
 
 
+def refuse_cache_inside(root: Path) -> None:
+    """Exit when the user cache (where reader copies of the store live) is inside ``root``.
+
+    zvec rewrites a collection's index file when it opens it, even read-only (design.md
+    §2.5), so reading a store copy kept inside the repository would change repository
+    files; no read-only service is possible with that layout.
+    """
+    from ragit.workspace import user_cache_dir
+
+    cache = user_cache_dir().resolve()
+    if cache == root or root in cache.parents:
+        _fail(
+            f"the user cache directory {cache} is inside the repository; point XDG_CACHE_HOME "
+            "outside it (ragit-mcp never writes inside the repository)",
+            EXIT_NOT_READY,
+        )
+
+
 # ---------------------------------------------------------------- transport
 
 # Set by the middleware for the one tools/call it answers itself: (tool, field, reason).
@@ -228,11 +247,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     except UsageError as exc:
         sys.stderr.write(f"{USAGE}\n[{PROG}] error: {exc}\n")
         raise SystemExit(EXIT_USAGE) from None
+    root = resolve_root(raw_cwd)
+    # Before the zvec probe, which records its verdict in the user cache.
+    refuse_cache_inside(root)
     try:
         check_zvec()
     except RuntimeUnsupported as exc:
         exit_unsupported(exc)
-    root = resolve_root(raw_cwd)
 
     from ragit.mcp import write_guard
     from ragit.mcp.service import ToolService
