@@ -35,8 +35,8 @@ from ragit.contract.errors import (
     IngestBaseNotAncestor,
     IngestBaseNotIndexed,
     IngestCandidatesDirty,
-    NotInitialized,
     InputInvalid,
+    NotInitialized,
     RagitError,
     SnapshotNotIndexed,
 )
@@ -532,6 +532,10 @@ def run_ingest(
         data["timings"]["totalMs"] = int((time.monotonic() - t_start) * 1000)
         return data
     if noop:
+        if _residue_left(ws):
+            # The snapshot is unchanged, but a crashed writer may have committed this very
+            # manifest without publishing its chunks: only a writer finishes that.
+            data["warnings"].extend(_recover_residue(ws, plan.target))
         data["timings"]["totalMs"] = int((time.monotonic() - t_start) * 1000)
         return data
     embed_ms, store_ms, embedded, lock_warnings = _apply(
@@ -571,6 +575,27 @@ def _dry_run_lock_blockers(ws: Workspace, data: dict[str, Any]) -> None:
         data["blockers"].append(
             {"code": "INGEST_RECOVERY_REQUIRED", "details": {"transactions": bad}}
         )
+
+
+def _residue_left(ws: Workspace) -> bool:
+    """Whether a crashed writer left a lock or an unfinished journal (read-only check)."""
+    from ragit.store import inspect_lock, scan_journals
+
+    if inspect_lock(ws).state == "stale":
+        return True
+    return any(
+        s.classification not in ("completed", "invalid") for s in scan_journals(ws)
+    )
+
+
+def _recover_residue(ws: Workspace, target: str) -> list[str]:
+    """Take the writer lock only to recover a crashed writer's residue; returns warnings."""
+    from ragit.store import WriterLock, recover
+
+    with WriterLock.acquire(ws, command="ingest", head_sha=target) as lock:
+        warnings = list(lock.warnings)
+        warnings.extend(recover(ws, lock, lambda sha: manifest_exists(ws, sha)).warnings)
+    return warnings
 
 
 def _count_missing(ws: Workspace, chunk_ids: list[str]) -> int:
