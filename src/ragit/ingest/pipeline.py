@@ -38,6 +38,7 @@ from ragit.contract.errors import (
     InputInvalid,
     NotInitialized,
     RagitError,
+    SnapshotManifestInvalid,
     SnapshotNotIndexed,
 )
 from ragit.contract.models import InputModel
@@ -182,6 +183,18 @@ def _load_optional(ws: Workspace, sha: str | None) -> Manifest | None:
     return load_manifest(ws, sha)
 
 
+def _load_reusable(ws: Workspace, sha: str | None) -> Manifest | None:
+    """Like :func:`_load_optional`, but a corrupt manifest counts as absent.
+
+    Used where a manifest is only a source of reuse (the target itself, the nearest
+    ancestor of a full build): a truncated file must not block rebuilding it.
+    """
+    try:
+        return _load_optional(ws, sha)
+    except SnapshotManifestInvalid:
+        return None
+
+
 def _candidate_files(
     cfg: RagitConfig, tree: list[TreeFile], req: IngestRequest
 ) -> tuple[list[TreeFile], list[dict[str, str]], Callable[[str], bool]]:
@@ -317,7 +330,7 @@ def plan_ingest(ws: Workspace, cfg: RagitConfig, req: IngestRequest, progress: P
         # Without init, .ragit/ is not git-ignored and every write would dirty the worktree.
         block(NotInitialized(str(ws.root)))
 
-    existing_target = _load_optional(ws, target)
+    existing_target = _load_reusable(ws, target)
     base_sha: str | None = None
     base_mode = req.mode
     reuse_from: list[Manifest] = []
@@ -343,14 +356,14 @@ def plan_ingest(ws: Workspace, cfg: RagitConfig, req: IngestRequest, progress: P
                 base_sha, base_mode = parent, "partial-parent"
     else:
         ancestor = nearest_indexed_ancestor(ws, git, target)
+        base = _load_reusable(ws, ancestor)
         if req.mode == "auto":
             if existing_target is not None:
                 base_sha, base_mode = target, "auto-head"
-            elif ancestor is not None:
+            elif base is not None:
                 base_sha, base_mode = ancestor, "since"
             else:
                 base_mode = "full"
-        base = _load_optional(ws, ancestor) if base is None else base
     for manifest in (existing_target, base):
         if manifest is not None and manifest not in reuse_from:
             reuse_from.append(manifest)
