@@ -61,7 +61,9 @@ class _Doctor:
         ws = self.ws
         self.add("git.repository", True, f"git worktree at {ws.root}")
         if not ws.is_initialized():
-            self.add("ragit.initialized", False, ".ragit/config.toml is missing", "ragit init --yes")
+            self.add(
+                "ragit.initialized", False, ".ragit/config.toml is missing", "ragit init --yes"
+            )
             return
         self.add("ragit.initialized", True, ".ragit/config.toml exists")
         try:
@@ -93,7 +95,8 @@ class _Doctor:
         self.add(
             "security.masking-config",
             bool(sec.secret_masking),
-            "secret masking is on" if sec.secret_masking else "secret masking is off: ingest refuses",
+            "secret masking is on" if sec.secret_masking
+            else "secret masking is off: ingest refuses",
             "ragit config set security.secret_masking true",
         )
         self.add(
@@ -133,10 +136,14 @@ class _Doctor:
         recovery = block.get("recovery")
         if status == "missing" and block.get("resolvedSha") is None:
             recovery = "git status"
+        elif status == "invalid" and block.get("errorCode") == "SNAPSHOT_MANIFEST_INVALID":
+            # status points at doctor; doctor names the command that rebuilds the manifest
+            recovery = f"ragit ingest --all --at {block['resolvedSha']}"
         self.add(
             "snapshot.head",
             ok,
-            "HEAD's snapshot is indexed" if ok else f"HEAD snapshot {status}: {block.get('reason')}",
+            "HEAD's snapshot is indexed" if ok
+            else f"HEAD snapshot {status}: {block.get('reason')}",
             recovery or "ragit ingest --all",
         )
 
@@ -175,7 +182,8 @@ class _Doctor:
                 not missing,
                 f"all {len(wanted)} chunk(s) named by manifests are in the store" if not missing
                 else f"{len(missing)} chunk(s) named by manifests are missing from the store",
-                REBUILD,
+                # A crashed writer's unpublished chunks are finished by the next ingest.
+                "ragit ingest" if missing and _writer_residue(self.ws) else REBUILD,
                 missingChunkIds=missing[:20],
             )
         finally:
@@ -257,6 +265,18 @@ class _Doctor:
                 self.add(check.name, check.ok, check.detail, check.recovery)
         finally:
             embedder.close()
+
+
+def _writer_residue(ws: Workspace) -> bool:
+    """A crashed writer's lock or unfinished journal, which the next ingest recovers."""
+    from ragit.store import inspect_lock, scan_journals
+
+    if inspect_lock(ws).state == "stale":
+        return True
+    return any(
+        s.classification in ("precommit-incomplete", "finalization-pending")
+        for s in scan_journals(ws)
+    )
 
 
 def run_doctor(ws: Workspace) -> tuple[dict[str, Any], RagitError | None]:
