@@ -17,23 +17,24 @@ from ragit.store.copies import copies_root
 from ragit.workspace import Workspace
 
 SHA_A, SHA_B, SHA_C = "a" * 40, "b" * 40, "c" * 40
-N = 2100  # three insert batches; a background flush runs after the second
+N = 2100  # three insert batches
 SHARED = 40
 Runner = Callable[..., subprocess.Popen[str]]
 
 # (fault point, whether B's manifest is committed when the process dies,
-#  whether B's generation is published when it dies)
+#  whether B's generation is published when it dies, rows B writes)
 FAULTS = [
-    ("prepared", False, False),
-    ("store-insert-batch", False, False),  # after the first of three batches
-    ("store-insert-batch:3", False, False),  # after the last, a background flush may be busy
-    ("store-written", False, False),
-    ("store-verified", False, False),
-    ("manifest-committed", True, False),
-    ("publish-copied", True, False),
-    ("publish-meta-written", True, True),
-    ("published", True, True),
-    ("completed", True, True),
+    ("prepared", False, False, N),
+    ("store-insert-batch", False, False, N),  # after the first of three batches
+    # after the 10th of 10 batches, while the background flush of batches 1-8 may run
+    ("store-insert-batch:10", False, False, 9500),
+    ("store-written", False, False, N),
+    ("store-verified", False, False, N),
+    ("manifest-committed", True, False, N),
+    ("publish-copied", True, False, N),
+    ("publish-meta-written", True, True, N),
+    ("published", True, True, N),
+    ("completed", True, True, N),
 ]
 
 
@@ -53,16 +54,16 @@ def _ids(prefix: str, n: int) -> list[str]:
     return [f"{prefix}-{i:05d}" for i in range(n)]
 
 
-@pytest.mark.parametrize(("point", "committed", "published"), FAULTS)
+@pytest.mark.parametrize(("point", "committed", "published", "n"), FAULTS)
 def test_kill_at_any_phase_keeps_old_generation_readable_and_next_writer_recovers(
-    ws: Workspace, run_writer: Runner, point: str, committed: bool, published: bool
+    ws: Workspace, run_writer: Runner, point: str, committed: bool, published: bool, n: int
 ) -> None:
     """Contract §6 / design §2.3: a crash at any phase leaves the old snapshot queryable and the
     new one complete or recoverable; the next writer reclaims the lock and recovers."""
     first = _ok(run_writer("ingest", SHA_A, "a", "50", str(SHARED)))
     assert first["generation"] == 1
 
-    code, _, _ = _finish(run_writer("ingest", SHA_B, "b", str(N), str(SHARED),
+    code, _, _ = _finish(run_writer("ingest", SHA_B, "b", str(n), str(SHARED),
                                     env={"RAGIT_FAULT_AT": point}))
     assert code == 137
     assert inspect_lock(ws).state == "stale"
@@ -73,8 +74,8 @@ def test_kill_at_any_phase_keeps_old_generation_readable_and_next_writer_recover
         assert reader.generation == (2 if published else 1)
         got = reader.fetch([*_ids("a", 50), *_ids("shared", SHARED)])
         assert len(got) == 50 + SHARED
-        b_rows = reader.fetch(_ids("b", N))
-        assert len(b_rows) == (N if published else 0)
+        b_rows = reader.fetch(_ids("b", n))
+        assert len(b_rows) == (n if published else 0)
 
     third = _ok(run_writer("ingest", SHA_C, "c", "30", str(SHARED)))
     warnings = " ".join(str(w) for w in third["warnings"])  # type: ignore[attr-defined]
@@ -91,8 +92,8 @@ def test_kill_at_any_phase_keeps_old_generation_readable_and_next_writer_recover
         assert len(reader.fetch([*_ids("a", 50), *_ids("c", 30), *_ids("shared", SHARED)])) \
             == 50 + 30 + SHARED
         # B's rows survive exactly when its manifest was committed (no residue otherwise).
-        assert len(reader.fetch(_ids("b", N))) == (N if committed else 0)
-        assert reader.chunk_count == 50 + 30 + SHARED + (N if committed else 0)
+        assert len(reader.fetch(_ids("b", n))) == (n if committed else 0)
+        assert reader.chunk_count == 50 + 30 + SHARED + (n if committed else 0)
 
 
 @pytest.mark.parametrize("phase", ["store-written", "manifest-committed"])

@@ -65,8 +65,9 @@ def test_first_write_creates_store_and_publish_makes_generation_one(ws: Workspac
 
 
 def test_insert_of_more_than_1024_rows_is_batched_and_verified(ws: Workspace) -> None:
-    """Implementation choice: zvec caps a batch at 1,024 docs; insert batches transparently."""
-    many = rows("big", 2100)
+    """Implementation choice: zvec caps a batch at 1,024 docs; insert batches transparently
+    (8,300 rows = 9 batches, so the background flush after the 8th runs too)."""
+    many = rows("big", 8300)
     with WriterLock.acquire(ws, command="test", head_sha=None) as lock:
         with StoreWriter.open(ws, lock, embedding=PROFILE, dimensions=DIMS) as writer:
             writer.insert(many)
@@ -77,9 +78,9 @@ def test_insert_of_more_than_1024_rows_is_batched_and_verified(ws: Workspace) ->
             assert writer.existing(ids) == set(ids)  # the full-scan path
             assert writer.all_ids() == set(ids)
             writer.insert(many[:1500])  # content-addressed: re-inserting is a no-op
-            assert writer.count() == 2100
+            assert writer.count() == 8300
         meta = publish(ws, lock)
-    assert meta.chunk_count == 2100
+    assert meta.chunk_count == 8300
     with StoreReader.open_latest(ws) as reader:
         got = reader.fetch([r.chunk_id for r in many[-50:]])
         assert len(got) == 50

@@ -50,8 +50,10 @@ _SCAN_RATIO = 5
 
 
 # Building the full-text index of a sealed segment (flush) and inserting into the next one
-# run in parallel on two cores: a background flush every 2 batches cut 17.8k rows from
-# 3.8-3.9 s (insert, then flush) to 2.9-3.3 s (zvec 0.8.0 releases the GIL in both).
+# run in parallel on two cores (zvec 0.8.0 releases the GIL in both): on a quiet 2-core box a
+# background flush cut 17.8k rows from 3.8-3.9 s (insert, then flush) to 2.9-3.3 s. Every
+# flush leaves one more segment (+~5 MB each at 17.8k rows x 256 dims), hence only every
+# 8 batches (8,192 rows).
 _FLUSH_EVERY = 8
 
 
