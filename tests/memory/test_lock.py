@@ -1,0 +1,80 @@
+"""The memory writer lock (``.ragit/runtime/memory.lock``)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from ragit.contract.errors import StoreWriteBusy
+from ragit.memory._store import memory_lock
+from ragit.workspace import Workspace
+
+HOLDER = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+    from ragit.memory._store import memory_lock
+    from ragit.workspace import Workspace
+
+    with memory_lock(Workspace(Path(sys.argv[1]))):
+        print("held", flush=True)
+        sys.stdin.read()
+    """
+)
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Workspace:
+    (tmp_path / ".ragit").mkdir()
+    return Workspace(tmp_path)
+
+
+def test_a_held_lock_makes_another_writer_busy_then_frees_on_exit(ws: Workspace) -> None:
+    """Contract-mandated: writers are serialized; a busy lock is STORE_WRITE_BUSY (retryable)."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(ws.root)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        encoding="utf-8",
+    )
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(StoreWriteBusy) as caught, memory_lock(ws, wait_s=0.0):
+            pass
+        assert caught.value.retryable is True
+        assert caught.value.details["lockState"] == "memory-busy"
+    finally:
+        holder.communicate(timeout=60)
+    with memory_lock(ws, wait_s=0.0):
+        pass
+
+
+def test_a_killed_holder_never_leaves_a_stale_lock(ws: Workspace) -> None:
+    """Implementation choice: flock is released by the kernel when its holder dies."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(ws.root)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        encoding="utf-8",
+    )
+    assert holder.stdout is not None
+    assert holder.stdout.readline().strip() == "held"
+    holder.kill()
+    holder.communicate(timeout=60)
+    with memory_lock(ws, wait_s=0.0):
+        pass
+
+
+def test_the_lock_is_reentrant_within_a_process(ws: Workspace) -> None:
+    """Implementation choice: a command holding the lock may append events under it."""
+    with memory_lock(ws, wait_s=0.0), memory_lock(ws, wait_s=0.0):
+        pass
+    with memory_lock(ws, wait_s=0.0):
+        pass
