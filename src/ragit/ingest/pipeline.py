@@ -57,6 +57,7 @@ from ragit.snapshot.selection import nearest_indexed_ancestor
 from ragit.workspace import Workspace
 
 Progress = Callable[[str], None]
+PRECHECK_MIN_ROWS = 64
 
 
 class IngestInput(InputModel):
@@ -115,6 +116,7 @@ class _Plan:
     blockers: list[dict[str, Any]]
     existing_target: Manifest | None
     warnings: list[str]
+    reuse_sources: list[Manifest]
 
 
 def request_from_input(payload: IngestInput, *, dry_run: bool) -> IngestRequest:
@@ -435,6 +437,7 @@ def plan_ingest(ws: Workspace, cfg: RagitConfig, req: IngestRequest, progress: P
         blockers=blockers,
         existing_target=existing_target,
         warnings=warnings,
+        reuse_sources=reuse_from,
     )
 
 
@@ -551,8 +554,11 @@ def run_ingest(
             data["warnings"].extend(_recover_residue(ws, plan.target))
         data["timings"]["totalMs"] = int((time.monotonic() - t_start) * 1000)
         return data
+    known_ids: set[str] = set()
+    for source in plan.reuse_sources:
+        known_ids |= source.all_chunk_ids()
     embed_ms, store_ms, embedded, lock_warnings = _apply(
-        ws, plan, manifest, list(new_rows.values()), embedder, progress
+        ws, plan, manifest, list(new_rows.values()), embedder, progress, known_ids
     )
     data["warnings"].extend(lock_warnings)
     data["embedded"] = embedded
@@ -636,6 +642,7 @@ def _apply(
     rows: list[Any],
     embedder: Any,
     progress: Progress,
+    known_ids: set[str],
 ) -> tuple[int, int, int, list[str]]:
     from ragit.contract.errors import EmbeddingMigrationRequired, IngestStoreWriteUnverified
     from ragit.snapshot.manifest import write_manifest
@@ -652,14 +659,18 @@ def _apply(
             and (meta.embedding.get("namespaceId") != profile["namespaceId"])
         ):
             raise EmbeddingMigrationRequired(meta.embedding, profile)
-        all_ids = [r.chunk_id for r in rows]
         t0 = time.monotonic()
-        writer = StoreWriter.open(ws, lock, embedding=profile, dimensions=profile["dimensions"])
-        try:
-            present = writer.existing(all_ids)
-        finally:
-            writer.close()
-        missing = [r for r in rows if r.chunk_id not in present]
+        candidates = [r for r in rows if r.chunk_id not in known_ids]
+        if meta is not None and len(candidates) > PRECHECK_MIN_ROWS:
+            # Worth one extra short open: skip embedding chunks another snapshot already stored.
+            writer = StoreWriter.open(
+                ws, lock, embedding=profile, dimensions=profile["dimensions"]
+            )
+            try:
+                present = writer.existing([r.chunk_id for r in candidates])
+            finally:
+                writer.close()
+            candidates = [r for r in candidates if r.chunk_id not in present]
         store_ms = int((time.monotonic() - t0) * 1000)
         tx = Journal.begin(
             ws,
@@ -668,17 +679,18 @@ def _apply(
             target_sha=plan.target,
             base_sha=plan.base_sha,
             manifest_path=ws.relative(ws.manifest_path(plan.target)),
-            chunk_ids=sorted(manifest.all_chunk_ids()),
             document_version_ids=[d.version_id for d in manifest.docs],
         )
         t1 = time.monotonic()
-        if missing:
-            progress(f"embedding {len(missing)} new chunks with {profile['provider']}")
-        embedded_rows = _embed_rows(missing, embedder, progress)
+        if candidates:
+            progress(f"embedding {len(candidates)} new chunks with {profile['provider']}")
+        embedded_rows = _embed_rows(candidates, embedder, progress)
         embed_ms = int((time.monotonic() - t1) * 1000)
         t2 = time.monotonic()
         writer = StoreWriter.open(ws, lock, embedding=profile, dimensions=profile["dimensions"])
         try:
+            present = writer.existing([r.chunk_id for r in embedded_rows])
+            embedded_rows = [r for r in embedded_rows if r.chunk_id not in present]
             writer.insert(embedded_rows)
             tx.advance("store-written")
             gone = writer.verify(sorted(manifest.all_chunk_ids()))
@@ -687,10 +699,12 @@ def _apply(
             tx.advance("store-verified")
         finally:
             writer.close()
+        # Publish the store generation before the manifest: a reader that sees the new
+        # manifest always finds its chunks in the published reader copy.
+        publish(ws, lock)
+        faults.reach("store-published")
         write_manifest(ws, manifest)
         tx.advance("manifest-committed")
-        faults.reach("manifest-committed-post")
-        publish(ws, lock)
         tx.advance("published")
         tx.complete()
         store_ms += int((time.monotonic() - t2) * 1000)
