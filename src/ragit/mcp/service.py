@@ -106,7 +106,7 @@ class ToolService:
             "data": data,
             "warnings": warnings,
         }
-        return ToolResult(env, _fit(env), is_error=False)
+        return ToolResult(env, bound_result(env), is_error=False)
 
     def invalid(self, tool: str | None, field: str, reason: str) -> ToolResult:
         """An ``MCP_INVALID_INPUT`` result (also for requests the transport found malformed)."""
@@ -206,7 +206,7 @@ def _cut_words(text: str, words: int) -> str:
     return text[:end]
 
 
-def _fit(env: dict[str, Any]) -> str:
+def bound_result(env: dict[str, Any]) -> str:
     """Serialize ``env``, trimming hits first when it exceeds the token limit."""
     text = dumps(env)
     if token_estimate(text) <= RESULT_TOKEN_LIMIT:
