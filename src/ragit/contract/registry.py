@@ -378,6 +378,46 @@ COMMANDS: tuple[CommandSpec, ...] = (
         related=("status", "repair"),
     ),
     CommandSpec(
+        path="repair",
+        summary="Plan repairs from what is wrong; --apply runs the safe ones under the writer lock.",
+        description=(
+            "Actions: ingest-recover (unfinished transaction journals), store-rebuild (store "
+            "missing, unreadable or lacking manifest chunks: regenerated from every manifest's "
+            "documents in git, verified, swapped atomically; manifests untouched), ingest (HEAD "
+            "not indexed), release-lock (a lock whose owner cannot be checked; applied only when "
+            "requested with --action). Without --apply nothing is written."
+        ),
+        handler="ragit.cli.commands.repair:run_repair_cmd",
+        default_format="json",
+        mutating=True,
+        options=(
+            Option("--apply", "boolean", "Execute the safe actions (default: plan only).",
+                   default=False),
+            Option("--action", "enum", "Only this action (repeatable).",
+                   enum=("release-lock", "ingest-recover", "store-rebuild", "ingest"),
+                   multiple=True),
+        ),
+        examples=("ragit repair", "ragit repair --apply --action store-rebuild"),
+        related=("doctor", "status", "ingest"),
+    ),
+    CommandSpec(
+        path="migrate embeddings",
+        summary="Re-embed every chunk any manifest references with the configured profile.",
+        description=(
+            "After changing embedding.provider/model (status shows embedding.needsMigration), "
+            "rebuilds the store from all manifests with the configured profile into "
+            ".ragit/store.next, verifies it and swaps it in atomically under the writer lock. "
+            "Manifests are not rewritten: chunk ids do not depend on the profile."
+        ),
+        handler="ragit.cli.commands.repair:run_migrate_embeddings",
+        default_format="json",
+        group="migrate",
+        mutating=True,
+        supports_dry_run=True,
+        examples=("ragit migrate embeddings --dry-run", "ragit migrate embeddings"),
+        related=("status", "config set"),
+    ),
+    CommandSpec(
         path="config set",
         summary="Set one configuration key with typed validation, keeping comments and order.",
         description=(

@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-CHUNKER_VERSION = "c1"
+CHUNKER_VERSION = "c2"  # c2: bare parent headings fold into child breadcrumbs
 ID_HEX = 16
 
 _CJK = re.compile(

@@ -246,10 +246,8 @@ def _process_doc(
     git: GitRepo, item: TreeFile, cfg: RagitConfig, *, explicit: bool, admission: Any
 ) -> tuple[_DocPlan | None, dict[str, str] | None, int]:
     """Read, admit, mask, type and chunk one document."""
-    from ragit.ingest.chunking import chunk_markdown, normalize_for_id
     from ragit.ingest.doctype import detect_doc_type
     from ragit.security.admission import BLOCKED_SENTINEL, evaluate
-    from ragit.store import ChunkRow
 
     size = git.blob_size(item.blob_sha)
     if size > cfg.ingest.max_file_bytes:
@@ -277,27 +275,8 @@ def _process_doc(
         return None, {"path": item.path, "reason": "blocked by admission control"}, 0
     doc_type = detect_doc_type(item.path, masked_text)
     doc_id = ids.document_id(item.path)
-    chunks = chunk_markdown(masked_text)
-    rows: list[Any] = []
-    chunk_ids: list[str] = []
-    for chunk in chunks:
-        normalized = normalize_for_id(chunk.text)
-        cid = ids.chunk_id(tuple(chunk.heading_path), normalized)
-        chunk_ids.append(cid)
-        heading = " > ".join(chunk.heading_path)
-        search_text = chunk.indexed_text
-        rows.append(
-            ChunkRow(
-                chunk_id=cid,
-                text=chunk.text,
-                search_en=search_text,
-                search_cjk=ids.cjk_runs(search_text),
-                section_title=chunk.section_title,
-                heading_path=heading,
-                token_count=chunk.token_count,
-                vector=(),
-            )
-        )
+    rows = chunk_rows(masked_text)
+    chunk_ids = [row.chunk_id for row in rows]
     entry = ManifestDoc(
         path=item.path,
         document_id=doc_id,
@@ -307,6 +286,44 @@ def _process_doc(
         chunk_ids=chunk_ids,
     )
     return _DocPlan(entry=entry, reused=False, rows=rows), None, decision.masked_count
+
+
+def chunk_rows(masked_text: str) -> list[Any]:
+    """Store rows (without vectors) for the chunks of one masked document text."""
+    from ragit.ingest.chunking import chunk_markdown, normalize_for_id
+    from ragit.store import ChunkRow
+
+    rows: list[Any] = []
+    for chunk in chunk_markdown(masked_text):
+        cid = ids.chunk_id(tuple(chunk.heading_path), normalize_for_id(chunk.text))
+        search_text = chunk.indexed_text
+        rows.append(
+            ChunkRow(
+                chunk_id=cid,
+                text=chunk.text,
+                search_en=search_text,
+                search_cjk=ids.cjk_runs(search_text),
+                section_title=chunk.section_title,
+                heading_path=" > ".join(chunk.heading_path),
+                token_count=chunk.token_count,
+                vector=(),
+            )
+        )
+    return rows
+
+
+def process_blob(git: GitRepo, path: str, blob_sha: str, cfg: RagitConfig) -> list[Any] | None:
+    """Rows of a document version already in a manifest, regenerated from git (rebuild).
+
+    Masking is applied exactly as ingest did; admission is not re-decided (the manifest
+    records that the document was admitted). None when the blob is not a text document.
+    """
+    from ragit.security.masking import mask_text
+
+    text, _problem = _decode(git.read_blob(blob_sha))
+    if text is None:
+        return None
+    return chunk_rows(mask_text(text).text)
 
 
 def plan_ingest(ws: Workspace, cfg: RagitConfig, req: IngestRequest, progress: Progress) -> _Plan:

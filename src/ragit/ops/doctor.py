@@ -136,6 +136,8 @@ class _Doctor:
         recovery = block.get("recovery")
         if status == "missing" and block.get("resolvedSha") is None:
             recovery = "git status"
+        elif status == "store-unavailable":
+            recovery = REBUILD
         elif status == "invalid" and block.get("errorCode") == "SNAPSHOT_MANIFEST_INVALID":
             # status points at doctor; doctor names the command that rebuilds the manifest
             recovery = f"ragit ingest --all --at {block['resolvedSha']}"
@@ -177,13 +179,22 @@ class _Doctor:
             for i in range(0, len(ordered), 1000):
                 present |= set(reader.fetch(ordered[i : i + 1000]))
             missing = sorted(wanted - present)
+            recovery = REBUILD
+            if missing:
+                lost = set(missing)
+                affected = sorted(
+                    sha for sha, m in self.manifests.items() if m.all_chunk_ids() & lost
+                )
+                stale = [sha for sha in affected if _built_by_older_chunker(self.manifests[sha])]
+                if stale and len(stale) == len(affected):
+                    recovery = f"ragit ingest --all --at {stale[0]}"
             self.add(
                 "ragit.manifest-consistency",
                 not missing,
-                f"all {len(wanted)} chunk(s) named by manifests are in the store" if not missing
+                f"all {len(wanted)} chunk(s) named by manifests are in the store"
+                if not missing
                 else f"{len(missing)} chunk(s) named by manifests are missing from the store",
-                # A crashed writer's unpublished chunks are finished by the next ingest.
-                "ragit ingest" if missing and _writer_residue(self.ws) else REBUILD,
+                recovery,
                 missingChunkIds=missing[:20],
             )
         finally:
@@ -277,6 +288,12 @@ def _writer_residue(ws: Workspace) -> bool:
         s.classification in ("precommit-incomplete", "finalization-pending")
         for s in scan_journals(ws)
     )
+
+
+def _built_by_older_chunker(manifest: Any) -> bool:
+    from ragit.ingest.ids import version_id
+
+    return any(d.version_id != version_id(d.document_id, d.blob_sha) for d in manifest.docs)
 
 
 def run_doctor(ws: Workspace) -> tuple[dict[str, Any], RagitError | None]:

@@ -1,0 +1,71 @@
+"""`ragit repair` and `ragit migrate embeddings`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ragit.cli.invocation import Invocation, Outcome
+from ragit.contract.errors import InputInvalid
+
+
+def run_repair_cmd(inv: Invocation) -> Outcome:
+    """Handler for `ragit repair`."""
+    from ragit.ops.repair import ACTIONS, render, run_repair
+
+    requested = list(inv.params.get("action") or ())
+    for action in requested:
+        if action not in ACTIONS:
+            raise InputInvalid("action", f"must be one of {', '.join(ACTIONS)}")
+    data, error = run_repair(
+        inv.workspace(),
+        inv.config(),
+        apply=bool(inv.params.get("apply")),
+        requested=requested,
+        progress=inv.progress,
+    )
+    warnings = data.pop("warnings")
+    return Outcome(data=data, text=lambda: render(data), warnings=warnings, error=error)
+
+
+def _render_migrate(data: dict[str, Any]) -> str:
+    lines = [f"migrate embeddings ({data['mode']})"]
+    lines.append(f"- current: {data['currentContract']}")
+    lines.append(f"- target:  {data['targetContract']}")
+    lines.append(f"- migrationNeeded: {data['migrationNeeded']}")
+    lines.append(
+        f"- manifests: {data['manifests']}  documents: {data['documents']}  "
+        f"chunks: {data['chunks']}"
+    )
+    return "\n".join(lines)
+
+
+def run_migrate_embeddings(inv: Invocation) -> Outcome:
+    """Handler for `ragit migrate embeddings`."""
+    from ragit.embed import resolve_profile
+    from ragit.ops.rebuild import plan_rebuild, rebuild_store
+    from ragit.store import read_meta
+
+    ws = inv.workspace()
+    cfg = inv.config()
+    target = resolve_profile(cfg.embedding).as_dict()
+    meta = read_meta(ws)
+    current = dict(meta.embedding) if meta is not None else None
+    needed = current is not None and current.get("namespaceId") != target["namespaceId"]
+    plan = plan_rebuild(ws)
+    data: dict[str, Any] = {
+        "mode": "dry-run" if inv.dry_run else "apply",
+        "currentContract": current,
+        "targetContract": target,
+        "manifests": plan["manifests"],
+        "documents": plan["documents"],
+        "chunks": plan["chunks"],
+        "migrationNeeded": needed,
+        "migrated": False,
+    }
+    warnings: list[str] = []
+    if needed and not inv.dry_run:
+        result = rebuild_store(ws, cfg, command="migrate-embeddings", progress=inv.progress)
+        data["migrated"] = True
+        data["chunks"] = result["chunks"]
+        warnings = list(result.get("warnings", []))
+    return Outcome(data=data, text=lambda: _render_migrate(data), warnings=warnings)

@@ -1,0 +1,160 @@
+"""Replacing the whole store: build `.ragit/store.next`, verify, swap (rebuild and migration).
+
+``store rebuild`` and ``migrate embeddings`` never modify the live store. They
+build a complete new store in ``.ragit/store.next/`` (its own ``meta.json``
+with a new ``storeId``), verify every expected chunk id and the row count, then
+swap directories under the writer lock:
+
+1. ``store`` → ``store.prev`` (skipped when there is no live store),
+2. ``store.next`` → ``store``,
+3. publish a reader copy of the new store, delete ``store.prev``.
+
+A crash between the renames leaves ``store.next`` complete and no ``store``;
+:func:`recover_swap` (run by every writer right after it takes the lock) finishes
+the swap. A crash before the first rename leaves the old store untouched and a
+``store.next`` residue that the next build discards. Manifests are never touched.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ragit._fs import atomic_write_text, fsync_dir
+from ragit.contract.errors import SnapshotStoreUnavailable
+from ragit.store import faults
+from ragit.store._copy import remove_tree
+from ragit.store._zvec import MAX_BATCH, Collection
+from ragit.store.lock import WriterLock
+from ragit.store.meta import COLLECTION_DIR, META_NAME, SCHEMA_VERSION, StoreMeta, now_iso
+from ragit.store.rows import ChunkRow
+from ragit.workspace import Workspace
+
+COMPLETE_MARK = "complete"
+
+
+def next_dir(ws: Workspace) -> Path:
+    return ws.ragit_dir / "store.next"
+
+
+def prev_dir(ws: Workspace) -> Path:
+    return ws.ragit_dir / "store.prev"
+
+
+def _next_is_complete(ws: Workspace) -> bool:
+    try:
+        raw = json.loads((next_dir(ws) / META_NAME).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(raw, dict) and raw.get("buildState") == COMPLETE_MARK
+
+
+def recover_swap(ws: Workspace, lock: WriterLock) -> list[str]:
+    """Finish or discard a store replacement a crash interrupted; returns warnings."""
+    lock.assert_held()
+    warnings: list[str] = []
+    live = ws.store_dir
+    nxt = next_dir(ws)
+    prev = prev_dir(ws)
+    if nxt.exists() and not live.exists() and _next_is_complete(ws):
+        os.replace(nxt, live)
+        fsync_dir(ws.ragit_dir)
+        warnings.append("finished a store replacement that was interrupted before its swap")
+    elif nxt.exists():
+        remove_tree(nxt)
+        warnings.append("discarded an unfinished store replacement (.ragit/store.next)")
+    if prev.exists() and live.exists():
+        remove_tree(prev)
+    elif prev.exists() and not live.exists():
+        os.replace(prev, live)
+        fsync_dir(ws.ragit_dir)
+        warnings.append("restored the previous store after an interrupted replacement")
+    return warnings
+
+
+def build_replacement(
+    ws: Workspace,
+    lock: WriterLock,
+    *,
+    embedding: Mapping[str, Any],
+    batches: Iterable[Sequence[ChunkRow]],
+    expected_ids: set[str],
+) -> StoreMeta:
+    """Build a complete store in ``.ragit/store.next`` from ``batches`` and verify it.
+
+    Raises:
+        SnapshotStoreUnavailable: zvec refused, or the built store lacks expected ids.
+    """
+    lock.assert_held()
+    nxt = next_dir(ws)
+    remove_tree(nxt)
+    nxt.mkdir(parents=True)
+    dimensions = int(embedding["dimensions"])
+    collection = Collection.create(nxt / COLLECTION_DIR, dimensions)
+    inserted: set[str] = set()
+    try:
+        for batch in batches:
+            fresh = [row for row in batch if row.chunk_id not in inserted]
+            for start in range(0, len(fresh), MAX_BATCH):
+                collection.insert(fresh[start : start + MAX_BATCH])
+            inserted.update(row.chunk_id for row in fresh)
+            faults.reach("rebuild-batch")
+        collection.flush()
+        present = collection.present(sorted(expected_ids)) if expected_ids else set()
+        count = collection.count()
+    finally:
+        collection.close()
+    missing = expected_ids - present
+    if missing:
+        raise SnapshotStoreUnavailable(
+            None, f"the rebuilt store lacks {len(missing)} expected chunk(s); nothing was swapped"
+        )
+    if count != len(inserted):
+        raise SnapshotStoreUnavailable(
+            None, f"the rebuilt store holds {count} rows, expected {len(inserted)}"
+        )
+    stamp = now_iso()
+    meta = StoreMeta(
+        schema_version=SCHEMA_VERSION,
+        store_id=uuid.uuid4().hex,
+        generation=0,
+        revision=1,
+        embedding={**dict(embedding), "dimensions": dimensions},
+        chunk_count=count,
+        created_at=stamp,
+        updated_at=stamp,
+        published_at=None,
+    )
+    wire = {**meta.to_wire(), "buildState": COMPLETE_MARK}
+    atomic_write_text(nxt / META_NAME, json.dumps(wire, indent=2, sort_keys=True) + "\n")
+    faults.reach("rebuild-built")
+    return meta
+
+
+def swap_in(ws: Workspace, lock: WriterLock) -> StoreMeta:
+    """Swap the verified ``store.next`` in and publish it as the first generation of a new store.
+
+    Raises:
+        SnapshotStoreUnavailable: there is no complete ``store.next``.
+    """
+    from ragit.store.writer import publish
+
+    lock.assert_held()
+    if not _next_is_complete(ws):
+        raise SnapshotStoreUnavailable(None, "no verified replacement store to swap in")
+    live = ws.store_dir
+    prev = prev_dir(ws)
+    remove_tree(prev)
+    if live.exists():
+        os.replace(live, prev)
+    faults.reach("rebuild-swapped-out")
+    os.replace(next_dir(ws), live)
+    fsync_dir(ws.ragit_dir)
+    faults.reach("rebuild-swapped-in")
+    published = publish(ws, lock)
+    remove_tree(prev)
+    return published
