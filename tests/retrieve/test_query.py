@@ -1,0 +1,268 @@
+"""Retrieval: exact snapshots, hybrid scoring, citations, views, context pack budgets."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fixtures.build import build_fixture, load_fixture
+from ragit.retrieve.citations import citation_id
+from ragit.retrieve.engine import Hit, script_weights
+from ragit.retrieve.query import (
+    NO_FIT_WARNING,
+    PackRequest,
+    QueryRequest,
+    run_context_pack,
+    run_query,
+    select_for_budget,
+)
+from ragit.workspace import Workspace
+
+
+def ragit(repo: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "ragit", *args],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        input=stdin,
+        check=False,
+    )
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
+
+
+def _indexed(tmp: Path, fixture: str) -> Path:
+    repo = tmp / fixture
+    build_fixture(fixture, repo)
+    assert ragit(repo, "init", "--yes").returncode == 0
+    _git(repo, "add", ".ragit/config.toml", ".gitignore")
+    _git(repo, "commit", "-q", "-m", "init ragit")
+    proc = ragit(repo, "ingest", "--all", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    return repo
+
+
+@pytest.fixture(scope="module")
+def basic(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _indexed(tmp_path_factory.mktemp("basic"), "docs-basic")
+
+
+def _query(repo: Path, question: str, **kw: Any) -> dict[str, Any]:
+    return run_query(
+        Workspace(repo), QueryRequest(question=question, top_k=kw.pop("top_k", 5), **kw)
+    )
+
+
+def test_citation_id_matches_the_bit_exact_definition() -> None:
+    """Contract-mandated (§7, UR §10.3): cite- + 24 hex of sha256(type NUL id NUL version)."""
+    assert (
+        citation_id("document", "abc", "v1")
+        == "cite-" + __import__("hashlib").sha256(b"document\x00abc\x00v1").hexdigest()[:24]
+    )
+    assert citation_id("document", "d4ef377eac9bfe6e", "733e5f49e0b51306").startswith("cite-")
+
+
+def test_query_finds_the_document_that_answers_the_question(basic: Path) -> None:
+    """Implementation choice: a plain English question ranks its ADR first (sanity of hybrid)."""
+    data = _query(basic, "why do writes require idempotency keys?")
+    assert data["hits"][0]["path"] == "docs/adr/0002-idempotency-keys.md"
+    assert data["snapshotSha"] == data["snapshot"]["resolvedSha"]
+    assert data["snapshot"]["selection"] == "head-exact"
+
+
+def test_same_query_gives_byte_identical_data(basic: Path) -> None:
+    """Contract-mandated (design §2.8): same input, same commit → identical JSON."""
+    first = json.dumps(_query(basic, "ledger balance snapshots", top_k=10), sort_keys=True)
+    second = json.dumps(_query(basic, "ledger balance snapshots", top_k=10), sort_keys=True)
+    assert first == second
+
+
+def test_hits_are_ordered_by_score_then_path_section_citation(basic: Path) -> None:
+    """Contract-mandated (§7): deterministic tie order."""
+    hits = _query(basic, "ledger", top_k=30, view="full")["hits"]
+    keys = [(-h["scoreFinal"], h["path"], h["sectionTitle"], h["citation"]["id"]) for h in hits]
+    assert keys == sorted(keys)
+
+
+def test_scores_follow_the_contract_formula(basic: Path) -> None:
+    """Contract-mandated (§7): final = 0.80·(α·vector + (1−α)·keyword) + 0.15·authority + 0.05·recency."""
+    hits = _query(basic, "payouts reconciliation", top_k=5, explain=True)["hits"]
+    for hit in hits:
+        b = hit["scoreBreakdown"]
+        inputs = b["retrieval"]["inputs"]
+        retrieval = inputs["vector"]["contribution"] + inputs["keyword"]["contribution"]
+        assert b["retrieval"]["score"] == pytest.approx(retrieval, abs=2e-6)
+        final = 0.8 * retrieval + 0.15 * b["authority"]["score"] + 0.05 * b["recency"]["score"]
+        assert hit["scoreFinal"] == pytest.approx(final, abs=4e-6)
+        assert 0.0 <= hit["scoreVector"] <= 1.0
+        assert 0.0 <= hit["scoreKeyword"] <= 1.0
+
+
+def test_explain_never_changes_ranking(basic: Path) -> None:
+    """Contract-mandated (§7): --explain adds a breakdown only."""
+    plain = _query(basic, "month-end close trial balance", top_k=8)["hits"]
+    explained = _query(basic, "month-end close trial balance", top_k=8, explain=True)["hits"]
+    assert [h["citation"]["id"] for h in plain] == [h["citation"]["id"] for h in explained]
+    assert all("scoreBreakdown" not in h for h in plain)
+
+
+def test_views_project_exactly_the_contract_fields(basic: Path) -> None:
+    """Contract-mandated (§7): minimal, default and full field sets and excerpt limits."""
+    base = {
+        "path",
+        "sectionTitle",
+        "scoreFinal",
+        "scope",
+        "originType",
+        "artifactId",
+        "artifactKind",
+        "authority",
+        "confidence",
+        "citation",
+    }
+    minimal = _query(basic, "ledger", top_k=10, view="minimal")["hits"]
+    default = _query(basic, "ledger", top_k=10, view="default")["hits"]
+    full = _query(basic, "ledger", top_k=10, view="full")["hits"]
+    assert all(set(h) == base | {"excerpt"} and len(h["excerpt"]) <= 120 for h in minimal)
+    assert all(
+        set(h) == base | {"excerpt", "scoreVector", "scoreKeyword"} and len(h["excerpt"]) <= 200
+        for h in default
+    )
+    assert all(set(h) == base | {"text", "scoreVector", "scoreKeyword"} for h in full)
+    assert any(len(h["text"]) > 200 for h in full)
+
+
+def test_query_at_an_older_commit_never_sees_later_documents(tmp_path: Path) -> None:
+    """Contract-mandated (§5): the store holds both snapshots; the old one answers alone."""
+    repo = _indexed(tmp_path, "docs-basic")
+    old = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    (repo / "docs" / "adr" / "0099-zebra-crossing.md").write_text(
+        "# ADR 0099: Zebra crossings\n\nThe quokka protocol governs zebra crossings.\n",
+        encoding="utf-8",
+    )
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "add zebra adr")
+    assert ragit(repo, "ingest").returncode == 0
+    new_hits = _query(repo, "quokka zebra crossings")["hits"]
+    assert new_hits[0]["path"] == "docs/adr/0099-zebra-crossing.md"
+    old_hits = _query(repo, "quokka zebra crossings", at=old)["hits"]
+    assert all(h["path"] != "docs/adr/0099-zebra-crossing.md" for h in old_hits)
+    assert all(h["citation"]["sourceSha"] == old for h in old_hits)
+
+
+def test_korean_question_with_particles_finds_its_document(tmp_path: Path) -> None:
+    """Implementation choice: the bigram index matches Korean words despite particles."""
+    repo = _indexed(tmp_path, "korean-mixed")
+    hits = _query(repo, "용어집에서 스냅샷을 설명해 주세요")["hits"]
+    assert hits and hits[0]["path"] == "docs/glossary/용어집.md"
+
+
+def test_script_weights_follow_the_question_composition() -> None:
+    """Implementation choice: English words and Korean characters weigh their own index."""
+    assert script_weights("how do retries work") == (1.0, 0.0)
+    assert script_weights("재시도는 어떻게 동작하나요") == (0.0, 1.0)
+    en, ko = script_weights("payment retry 방지")
+    assert en > ko > 0
+
+
+def test_non_durable_scopes_hold_no_document_hits(basic: Path) -> None:
+    """Contract-mandated (§7): durable documents belong to durable and all only."""
+    assert _query(basic, "ledger", scope="session")["hits"] == []
+    assert _query(basic, "ledger", scope="all")["hits"]
+
+
+def test_context_pack_respects_budget_and_counts(basic: Path) -> None:
+    """Contract-mandated (§8): usedTokens ≤ budget and the selection invariants."""
+    for budget in (1, 20, 120, 600, 5000):
+        data = run_context_pack(
+            Workspace(basic), PackRequest(goal="plan the ledger rollout", budget=budget)
+        )
+        sel = data["selection"]
+        assert data["usedTokens"] <= budget
+        assert sel["uniqueCitations"] == data["selectedHits"] + sel["budgetRejectedHits"]
+        assert sel["candidateHits"] == sel["uniqueCitations"] + sel["duplicateCitationsSkipped"]
+        if data["selectedHits"] == 0:
+            assert NO_FIT_WARNING in data["warnings"]
+
+
+def _hit(path: str, words: int, n: int) -> Hit:
+    return Hit(
+        chunk_id=f"c{n}",
+        document_id=path,
+        version_id="v",
+        path=path,
+        doc_type="spec",
+        section_title=f"s{n}",
+        heading_path="",
+        text=" ".join(["w"] * words),
+        token_count=words,
+        score_vector=0.5,
+        score_keyword=0.5,
+        retrieval=0.5,
+        authority_weight=1.0,
+        recency_weight=1.0,
+        score_final=1.0 - n / 100,
+        mode="hybrid",
+        alpha=0.3,
+        citation={"id": f"cite-{n % 7}"},
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    sizes=st.lists(st.tuples(st.integers(0, 5), st.integers(1, 60)), min_size=0, max_size=30),
+    budget=st.integers(1, 400),
+)
+def test_citation_diverse_selection_invariants(sizes: list[tuple[int, int]], budget: int) -> None:
+    """Contract-mandated (§8): whole hits, no duplicate citation, diverse sources first."""
+    hits = [_hit(f"doc{d}.md", w, i) for i, (d, w) in enumerate(sizes)]
+    selected, stats, used = select_for_budget(hits, budget)
+    assert used == sum(len(h.text.split()) for h in selected) <= budget
+    assert len({h.citation["id"] for h in selected}) == len(selected)
+    assert stats["uniqueCitations"] == len(selected) + stats["budgetRejectedHits"]
+    assert stats["candidateHits"] == stats["uniqueCitations"] + stats["duplicateCitationsSkipped"]
+    families = [h.path for h in selected]
+    first_repeat = next((i for i, p in enumerate(families) if p in families[:i]), len(families))
+    assert len(set(families[:first_repeat])) == first_repeat
+
+
+def test_secrets_never_appear_in_any_view_or_format(tmp_path: Path) -> None:
+    """Contract-mandated (§7): output is re-masked; no planted secret ever leaks."""
+    repo = _indexed(tmp_path, "secrets")
+    secrets = [s["value"] for s in load_fixture("secrets")["plantedSecrets"]]
+    questions = ["api key token password", "deploy credentials rotation", "incident auth outage"]
+    outputs: list[str] = []
+    for question in questions:
+        for view in ("minimal", "default", "full"):
+            for fmt in ("text", "json", "both"):
+                proc = ragit(
+                    repo, "query", question, "--top-k", "20", "--view", view, "--format", fmt
+                )
+                assert proc.returncode == 0, proc.stderr
+                outputs.append(proc.stdout + proc.stderr)
+            proc = ragit(repo, "context", "pack", question, "--budget", "5000", "--view", view)
+            outputs.append(proc.stdout + proc.stderr)
+    blob = "\n".join(outputs)
+    leaked = [s for s in secrets if s in blob]
+    assert leaked == []
+    assert "***" in blob  # the stored, masked forms are what the hits show
+
+
+def test_cli_text_output_lists_numbered_hits_with_citations(basic: Path) -> None:
+    """Implementation choice: a readable text face with snapshot facts in the header."""
+    proc = ragit(basic, "query", "idempotency", "--format", "text", "--top-k", "2")
+    assert proc.returncode == 0
+    assert "snapshot:" in proc.stdout and "selection: head-exact" in proc.stdout
+    assert "\n1. [cite-" in proc.stdout and "\n2. [cite-" in proc.stdout
