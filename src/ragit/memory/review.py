@@ -57,7 +57,7 @@ def review(
     require_initialized(ws)
     require_masking(cfg, ws, dry_run=dry_run)
     at = format_instant(now_utc())
-    san = Sanitizer.for_config(cfg, "memory.wrap", "artifact.review")
+    san = Sanitizer.for_config(cfg, "event.ledger", "artifact.review")
     warnings: list[str] = []
     updated: list[dict[str, Any]] = []
     skipped: list[dict[str, Any]] = []
