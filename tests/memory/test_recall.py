@@ -194,3 +194,12 @@ def test_recall_shows_reviewed_session_artifacts_by_keyword(repo: Repo) -> None:
     assert hits[0]["originType"] == "artifact" and hits[0]["scope"] == "session"
     assert hits[0]["citation"]["sourceType"] == "artifact"
     assert any("keyword only" in w for w in run.envelope["warnings"])
+
+
+def test_an_unreadable_working_state_is_a_warning_not_a_failure(repo: Repo) -> None:
+    """Implementation choice: recall survives a torn or hand-edited working state."""
+    repo.write(".ragit/memory/working/current.json", "{torn")
+    run = repo.ragit("memory", "recall", "auth", "--format", "json")
+    assert run.code == 0, run.output
+    assert run.data["openLoops"] == [] and run.data["latestSessionId"] is None
+    assert any("working state" in w for w in run.envelope["warnings"])
