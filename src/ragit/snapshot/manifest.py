@@ -85,6 +85,10 @@ class Manifest(_ManifestModel):
 
     def to_json_bytes(self) -> bytes:
         data = self.model_dump(mode="json", by_alias=True, exclude_none=True)
+        if "parentSha" not in data:
+            # A root commit's parentSha is null, not absent: the field is required on read.
+            head = {"indexVersion": data.pop("indexVersion"), "commitSha": data.pop("commitSha")}
+            data = {**head, "parentSha": None, **data}
         return (json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
 
 
