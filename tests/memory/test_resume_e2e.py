@@ -83,13 +83,6 @@ def _fresh(tmp_path: Path, *, history: bool) -> Repo:
     return repo
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "the manifest of a root commit is written without parentSha (exclude_none) and then "
-        "fails to load (SNAPSHOT_MANIFEST_INVALID); remove this marker when that is fixed"
-    ),
-)
 def test_promoted_memory_becomes_searchable_after_commit_and_ingest(tmp_path: Path) -> None:
     """Contract-mandated: promote → review, commit, ingest → query and recall find it (seeds)."""
     _resume_scenario(_fresh(tmp_path, history=False))

@@ -84,7 +84,7 @@ class Manifest(_ManifestModel):
         return ids
 
     def to_json_bytes(self) -> bytes:
-        data = self.model_dump(mode="json", by_alias=True, exclude_none=True)
+        data = self.model_dump(mode="json", by_alias=True)
         if "parentSha" not in data:
             # A root commit's parentSha is null, not absent: the field is required on read.
             head = {"indexVersion": data.pop("indexVersion"), "commitSha": data.pop("commitSha")}
