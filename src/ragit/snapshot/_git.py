@@ -309,8 +309,13 @@ class GitRepo:
     @property
     def common_dir(self) -> Path:
         """The git dir shared by all worktrees (where ``hooks/`` lives by default)."""
-        path = getattr(self._repo, "commondir", None) or self._repo.path
-        return Path(path).resolve()
+        git_dir = Path(self._repo.path)
+        # pygit2 has no commondir: a linked worktree's git dir names it in a `commondir` file.
+        try:
+            pointer = (git_dir / "commondir").read_text(encoding="utf-8").strip()
+        except (FileNotFoundError, NotADirectoryError):
+            return git_dir.resolve()
+        return (git_dir / pointer).resolve()
 
     def config_value(self, key: str) -> str | None:
         try:
