@@ -1,0 +1,1 @@
+"""The modules of ``scripts/bench`` (whole-process benchmarks; standard library only)."""

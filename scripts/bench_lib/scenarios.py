@@ -1,0 +1,634 @@
+"""The benchmark scenarios. Each returns result rows; none asserts anything.
+
+Every timed command is a fresh process. A scenario runs ``--warmup`` uncounted
+repetitions first, then ``--runs`` counted ones; commands that take a query run
+once per generator query in each counted repetition.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bench_lib.context import Context, resolve_mcp_impl
+from bench_lib.corpus import RFC_QUERIES, copy_repo, diff_digests, dir_bytes, tree_digest
+from bench_lib.mcp_client import StdioClient
+from bench_lib.proc import BenchError, Env, Sample
+from bench_lib.results import Row
+
+MIB = 1024 * 1024
+N10K = 10_000
+SNAPSHOTS = 50
+HISTORY_COMMITS = 100
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    fn: Callable[[Context], list[Row]]
+    default: bool
+    summary: str
+
+
+def _timed_row(
+    scenario: str, metric: str, key: str | None, n: int, samples: list[Sample], **extra: Any
+) -> Row:
+    return Row(
+        scenario,
+        metric,
+        "s",
+        [s.wall for s in samples],
+        n,
+        key,
+        cpu=[s.cpu for s in samples],
+        rss=[s.max_rss_mib for s in samples],
+        extra=dict(extra),
+    )
+
+
+def _rss_row(scenario: str, metric: str, key: str | None, n: int, samples: list[Sample]) -> Row:
+    return Row(scenario, metric, "MiB", [s.max_rss_mib for s in samples], n, key)
+
+
+def _envelope(sample: Sample) -> dict[str, Any]:
+    try:
+        data: dict[str, Any] = json.loads(sample.stdout)
+    except json.JSONDecodeError as exc:
+        raise BenchError(
+            f"not a JSON envelope from {' '.join(sample.argv)}: {sample.stdout[:300]!r}"
+        ) from exc
+    return data
+
+
+def _hit_paths(sample: Sample) -> list[str]:
+    hits = (_envelope(sample).get("data") or {}).get("hits") or []
+    return [str(hit.get("path")) for hit in hits]
+
+
+def _rank_of(target: str, paths: list[str]) -> int | None:
+    seen: list[str] = []
+    for path in paths:
+        if path not in seen:
+            seen.append(path)
+    return seen.index(target) + 1 if target in seen else None
+
+
+def _store_mib(repo: Path, *, allocated: bool = False) -> float:
+    return dir_bytes(repo / ".ragit" / "store", allocated=allocated) / MIB
+
+
+def _manifest_sizes(repo: Path) -> list[float]:
+    mdir = repo / ".ragit" / "manifest"
+    if not mdir.is_dir():
+        return []
+    return [p.stat().st_size / MIB for p in sorted(mdir.glob("*.json"))]
+
+
+# ------------------------------------------------------------------ shared pieces
+
+
+def measure_ingest_all(
+    ctx: Context, scenario: str, pristine: Path, n: int, key_prefix: str | None = "ingest-all"
+) -> list[Row]:
+    """`ingest --all` on a fresh copy of ``pristine`` with an empty user cache, per run."""
+    samples: list[Sample] = []
+    counts: dict[str, Any] = {}
+    total = ctx.opts.warmup + ctx.opts.runs
+    for i in range(total):
+        run_dir = ctx.scratch(f"{scenario}-ingest")
+        repo = copy_repo(pristine, run_dir / "repo")
+        env = ctx.fresh_cache_env(run_dir)
+        counted = i >= ctx.opts.warmup
+        ctx.progress(
+            f"{scenario}: ingest --all {'run' if counted else 'warm-up'} "
+            f"{i - ctx.opts.warmup + 1 if counted else i + 1}/"
+            f"{ctx.opts.runs if counted else ctx.opts.warmup}"
+        )
+        sample = ctx.run_ragit(repo, "ingest", "--all", "--format", "json", env=env)
+        if counted:
+            samples.append(sample)
+        if not counts:
+            data = _envelope(sample).get("data") or {}
+            counts = {k: data.get(k) for k in ("documents", "processed", "embedded")}
+            counts["storeMiB"] = round(_store_mib(repo), 2)
+            counts["readerCopyMiB"] = round(dir_bytes(run_dir / "cache") / MIB, 2)
+        ctx.discard(run_dir)
+    wall_key = f"{key_prefix}.wall" if key_prefix else None
+    rss_key = f"{key_prefix}.rss" if key_prefix else None
+    return [
+        _timed_row(scenario, "ingest --all: wall", wall_key, n, samples, **counts),
+        _rss_row(scenario, "ingest --all: peak RSS", rss_key, n, samples),
+    ]
+
+
+def measure_cold(
+    ctx: Context,
+    scenario: str,
+    metric: str,
+    key: str | None,
+    n: int,
+    repo: Path,
+    argv_for: Callable[[str], list[str]],
+    queries: list[dict[str, str]],
+    quality: bool = False,
+) -> list[Row]:
+    """A read command as a cold process, once per query per counted run."""
+    for _ in range(ctx.opts.warmup):
+        ctx.run_ragit(repo, *argv_for(queries[0]["query"]))
+    samples: list[Sample] = []
+    ranks: list[int | None] = []
+    for r in range(ctx.opts.runs):
+        ctx.progress(f"{scenario}: {metric} run {r + 1}/{ctx.opts.runs}")
+        for q in queries:
+            sample = ctx.run_ragit(repo, *argv_for(q["query"]))
+            samples.append(sample)
+            if quality and r == 0:
+                ranks.append(_rank_of(q["target"], _hit_paths(sample)))
+    rows = [_timed_row(scenario, f"{metric}: wall", key, n, samples)]
+    if quality:
+        in_top5 = sum(1 for rank in ranks if rank is not None and rank <= 5)
+        top5_key = "query.top5" if key == "query.wall" else None
+        rows.append(
+            Row(
+                scenario,
+                "source doc in top 5",
+                "/10",
+                [float(in_top5)],
+                n,
+                top5_key,
+                extra={"ranks": ranks, "queries": [q["query"] for q in queries]},
+            )
+        )
+    return rows
+
+
+def query_argv(question: str) -> list[str]:
+    return ["query", question, "--top-k", "5", "--format", "json"]
+
+
+def pack_argv(goal: str) -> list[str]:
+    return ["context", "pack", goal, "--format", "json"]
+
+
+def status_argv(_unused: str) -> list[str]:
+    return ["status", "--format", "json"]
+
+
+# ------------------------------------------------------------------ scenarios
+
+
+def help_scenario(ctx: Context) -> list[Row]:
+    repo = ctx.workdir / "help-repo"
+    if not repo.exists():
+        repo.mkdir()
+        ctx.git(repo, "init", "-q", "-b", "main")
+    rows = []
+    for args in (["--help"], ["describe"], ["describe", "query"]):
+        for _ in range(ctx.opts.warmup):
+            ctx.run_ragit(repo, *args)
+        samples = [ctx.run_ragit(repo, *args) for _ in range(ctx.opts.runs)]
+        rows.append(_timed_row("help", f"ragit {' '.join(args)}", "help", ctx.opts.n, samples))
+    return rows
+
+
+def ingest_all(ctx: Context) -> list[Row]:
+    return measure_ingest_all(ctx, "ingest-all", ctx.pristine(ctx.opts.n), ctx.opts.n)
+
+
+def ingest_again(ctx: Context) -> list[Row]:
+    n = ctx.opts.n
+    run_dir = ctx.scratch("ingest-again")
+    repo = copy_repo(ctx.indexed(n), run_dir / "repo")
+    env = ctx.fresh_cache_env(run_dir)
+    # The first ingest in this copy's place publishes its reader copy; from then on
+    # nothing may change.
+    ctx.run_ragit(repo, "ingest", "--all", "--format", "json", env=env)
+    samples: list[Sample] = []
+    writes: list[float] = []
+    changes: list[str] = []
+    for i in range(ctx.opts.warmup + ctx.opts.runs):
+        before = tree_digest(repo / ".ragit")
+        sample = ctx.run_ragit(repo, "ingest", "--all", "--format", "json", env=env)
+        diff = diff_digests(before, tree_digest(repo / ".ragit"))
+        if i >= ctx.opts.warmup:
+            samples.append(sample)
+            writes.append(0.0 if diff else 1.0)
+            changes.extend(d for d in diff if d not in changes)
+    ctx.discard(run_dir)
+    return [
+        _timed_row(
+            "ingest-again", "ingest --all, same HEAD: wall", "ingest-again.wall", n, samples
+        ),
+        Row(
+            "ingest-again",
+            "writesNothing (.ragit unchanged)",
+            "bool",
+            writes,
+            n,
+            "ingest-again.writes",
+            extra={"changed": changes[:40]},
+        ),
+    ]
+
+
+def ingest_since(ctx: Context) -> list[Row]:
+    n = ctx.opts.n
+    indexed = ctx.indexed(n)
+    samples: list[Sample] = []
+    mutated: list[str] = []
+    for i in range(ctx.opts.warmup + ctx.opts.runs):
+        run_dir = ctx.scratch("ingest-since")
+        repo = copy_repo(indexed, run_dir / "repo")
+        env = ctx.fresh_cache_env(run_dir)
+        mutated.append(ctx.gen.mutate(repo, seed=7))
+        sample = ctx.run_ragit(repo, "ingest", "--since", "HEAD~1", "--format", "json", env=env)
+        if i >= ctx.opts.warmup:
+            samples.append(sample)
+        ctx.discard(run_dir)
+    return [
+        _timed_row(
+            "ingest-since",
+            "ingest --since HEAD~1, 1 doc changed: wall",
+            "ingest-since.wall",
+            n,
+            samples,
+            mutated=sorted(set(mutated)),
+        )
+    ]
+
+
+def query(ctx: Context) -> list[Row]:
+    n = ctx.opts.n
+    rows = measure_cold(
+        ctx,
+        "query",
+        "query (cold process)",
+        "query.wall",
+        n,
+        ctx.indexed(n),
+        query_argv,
+        ctx.queries(n),
+        quality=True,
+    )
+    rows.insert(1, Row("query", "query: peak RSS", "MiB", list(rows[0].rss or []), n))
+    return rows
+
+
+def context_pack(ctx: Context) -> list[Row]:
+    n = ctx.opts.n
+    return measure_cold(
+        ctx,
+        "context-pack",
+        "context pack (cold process)",
+        "context-pack.wall",
+        n,
+        ctx.indexed(n),
+        pack_argv,
+        ctx.queries(n),
+    )
+
+
+def status(ctx: Context) -> list[Row]:
+    n = ctx.opts.n
+    return measure_cold(
+        ctx,
+        "status",
+        "status (cold process)",
+        "status.wall",
+        n,
+        ctx.indexed(n),
+        status_argv,
+        ctx.queries(n),
+    )
+
+
+def sizes(ctx: Context) -> list[Row]:
+    n = ctx.opts.n
+    run_dir = ctx.scratch("sizes")
+    repo = copy_repo(ctx.indexed(n), run_dir / "repo")
+    env = ctx.fresh_cache_env(run_dir)
+    store1 = _store_mib(repo)
+    # Allocated blocks of the uncopied store: a copy fills the holes of sparse files.
+    store1_alloc = _store_mib(ctx.indexed(n), allocated=True)
+    manifest1 = _manifest_sizes(repo)
+    ctx.git.commit(repo, "empty commit for a second full ingest", "--allow-empty")
+    ctx.run_ragit(repo, "ingest", "--all", "--format", "json", env=env)
+    for seed in (7, 8, 9):
+        ctx.gen.mutate(repo, seed=seed)
+        ctx.run_ragit(repo, "ingest", "--since", "HEAD~1", "--format", "json", env=env)
+    store_after = _store_mib(repo)
+    store_after_alloc = _store_mib(repo, allocated=True)
+    chunks_dir = repo / ".ragit" / "store" / "chunks"
+    segments = [p for p in chunks_dir.glob("*") if p.is_dir() and p.name.isdigit()]
+    manifests = _manifest_sizes(repo)
+    reader = dir_bytes(run_dir / "cache") / MIB
+    ctx.discard(run_dir)
+    sc = "sizes"
+    return [
+        Row(
+            sc,
+            "store after one --all",
+            "MiB",
+            [store1],
+            n,
+            "sizes.store1",
+            extra={"allocatedMiB": round(store1_alloc, 2)},
+        ),
+        Row(
+            sc,
+            "manifest after one --all",
+            "MiB",
+            [manifest1[0] if manifest1 else 0.0],
+            n,
+            "sizes.manifest1",
+        ),
+        Row(
+            sc,
+            "store after 2nd --all + 3 incremental",
+            "MiB",
+            [store_after],
+            n,
+            "sizes.store-after",
+            extra={"allocatedMiB": round(store_after_alloc, 2), "segments": len(segments)},
+        ),
+        Row(
+            sc,
+            "store ratio to one snapshot",
+            "x",
+            [store_after / store1 if store1 else 0.0],
+            n,
+            "sizes.store-ratio",
+        ),
+        Row(
+            sc,
+            "store ratio, allocated blocks (du -s)",
+            "x",
+            [store_after_alloc / store1_alloc if store1_alloc else 0.0],
+            n,
+            None,
+        ),
+        Row(
+            sc,
+            f"manifests total ({len(manifests)} snapshots)",
+            "MiB",
+            [sum(manifests)],
+            n,
+            "sizes.manifests-after",
+        ),
+        Row(
+            sc,
+            "largest manifest",
+            "MiB",
+            [max(manifests, default=0.0)],
+            n,
+            "sizes.manifest-max",
+            extra={"manifestsMiB": manifests},
+        ),
+        Row(sc, "reader copies in the user cache", "MiB", [reader], n, None),
+    ]
+
+
+def history(ctx: Context) -> list[Row]:
+    n = ctx.opts.n
+    run_dir = ctx.scratch("history")
+    repo = copy_repo(ctx.indexed(n), run_dir / "repo")
+    env = ctx.fresh_cache_env(run_dir)
+    store1 = _store_mib(repo)
+    per_commit = max(1, n // 100)
+    queries = ctx.queries(n)
+    before = _cold_samples(ctx, repo, env, queries)
+    samples: list[Sample] = []
+    for i in range(HISTORY_COMMITS):
+        ctx.gen.amend_many(repo, seed=1000 + i, count=per_commit)
+        ctx.git(repo, "add", "docs")
+        ctx.git.commit(repo, f"docs: amend {per_commit} documents ({i + 1})")
+        samples.append(ctx.run_ragit(repo, "ingest", "--format", "json", env=env))
+        if (i + 1) % 10 == 0:
+            ctx.progress(
+                f"history: {i + 1}/{HISTORY_COMMITS} commits indexed, "
+                f"store {_store_mib(repo):.1f} MiB"
+            )
+    after = _cold_samples(ctx, repo, env, queries)
+    store_after = _store_mib(repo)
+    manifests = _manifest_sizes(repo)
+    ctx.discard(run_dir)
+    sc = "history"
+    return [
+        _timed_row(sc, f"ingest after each commit ({per_commit} docs changed)", None, n, samples),
+        Row(sc, "store after one snapshot", "MiB", [store1], n, None),
+        Row(sc, f"store after {HISTORY_COMMITS} more commits", "MiB", [store_after], n, None),
+        Row(
+            sc,
+            "store ratio to one snapshot",
+            "x",
+            [store_after / store1 if store1 else 0.0],
+            n,
+            "history.store-ratio",
+        ),
+        Row(sc, f"manifests total ({len(manifests)} snapshots)", "MiB", [sum(manifests)], n, None),
+        Row(
+            sc, "largest manifest", "MiB", [max(manifests, default=0.0)], n, "history.manifest-max"
+        ),
+        _timed_row(sc, "query, 1 snapshot: wall", None, n, before),
+        _timed_row(sc, f"query, {HISTORY_COMMITS + 1} snapshots: wall", None, n, after),
+    ]
+
+
+def _cold_samples(
+    ctx: Context, repo: Path, env: Env, queries: list[dict[str, str]]
+) -> list[Sample]:
+    for _ in range(ctx.opts.warmup):
+        ctx.run_ragit(repo, *query_argv(queries[0]["query"]), env=env)
+    return [
+        ctx.run_ragit(repo, *query_argv(q["query"]), env=env)
+        for _ in range(ctx.opts.runs)
+        for q in queries
+    ]
+
+
+def snapshots_scaling(ctx: Context) -> list[Row]:
+    n = ctx.opts.n
+    indexed = ctx.indexed(n)
+    one = copy_repo(indexed, ctx.scratch("scaling-1") / "repo")
+    many = copy_repo(indexed, ctx.scratch("scaling-50") / "repo")
+    env = ctx.fresh_cache_env(one.parent)
+    ingests: list[Sample] = []
+    for i in range(SNAPSHOTS - 1):
+        ctx.git.commit(many, f"empty commit {i + 1}", "--allow-empty")
+        ingests.append(ctx.run_ragit(many, "ingest", "--format", "json", env=env))
+    ctx.progress(f"snapshots-scaling: {len(_manifest_sizes(many))} snapshots indexed")
+    queries = ctx.queries(n)
+    for _ in range(ctx.opts.warmup):
+        ctx.run_ragit(one, *query_argv(queries[0]["query"]), env=env)
+        ctx.run_ragit(many, *query_argv(queries[0]["query"]), env=env)
+    a: list[Sample] = []
+    b: list[Sample] = []
+    for _ in range(ctx.opts.runs):
+        # Alternate the two repositories so machine drift hits both alike.
+        for q in queries:
+            a.append(ctx.run_ragit(one, *query_argv(q["query"]), env=env))
+            b.append(ctx.run_ragit(many, *query_argv(q["query"]), env=env))
+    ratios = [y.wall / x.wall for x, y in zip(a, b, strict=True)]
+    ctx.discard(one.parent)
+    ctx.discard(many.parent)
+    sc = "snapshots-scaling"
+    return [
+        _timed_row(sc, "ingest of an empty commit (reuse parent)", None, n, ingests),
+        _timed_row(sc, "query, 1 snapshot: wall", None, n, a),
+        _timed_row(sc, f"query, {SNAPSHOTS} snapshots: wall", None, n, b),
+        Row(sc, f"query {SNAPSHOTS}/1 snapshots, pairwise", "x", ratios, n, "scaling.ratio"),
+    ]
+
+
+def n10k(ctx: Context) -> list[Row]:
+    rows = measure_ingest_all(ctx, "n10k", ctx.pristine(N10K), N10K)
+    rows += measure_cold(
+        ctx,
+        "n10k",
+        "query (cold process)",
+        "query.wall",
+        N10K,
+        ctx.indexed(N10K),
+        query_argv,
+        ctx.queries(N10K),
+        quality=True,
+    )
+    for row in rows:
+        if row.key == "query.top5":
+            row.key = None  # the original was not measured at N=10,000
+    return rows
+
+
+def rfcs(ctx: Context) -> list[Row]:
+    if not ctx.opts.rfcs.is_dir():
+        return [Row("rfcs", f"skipped: {ctx.opts.rfcs} not found", "s", [], 0)]
+    pristine = ctx.rfcs_pristine()
+    rows = measure_ingest_all(ctx, "rfcs", pristine, 0, key_prefix=None)
+    repo = ctx.rfcs_indexed()
+    rows += measure_cold(
+        ctx, "rfcs", "query (cold process)", None, 0, repo, query_argv, RFC_QUERIES, quality=True
+    )
+    rows += measure_cold(
+        ctx, "rfcs", "context pack (cold process)", None, 0, repo, pack_argv, RFC_QUERIES
+    )
+    status_data = _envelope(ctx.run_ragit(repo, "status", "--format", "json")).get("data") or {}
+    snap = status_data.get("snapshot") or {}
+    manifests = _manifest_sizes(repo)
+    rows += [
+        Row(
+            "rfcs",
+            "store after one --all",
+            "MiB",
+            [_store_mib(repo)],
+            0,
+            None,
+            extra={"documents": snap.get("documents"), "chunks": snap.get("chunks")},
+        ),
+        Row(
+            "rfcs",
+            "manifest after one --all",
+            "MiB",
+            [manifests[0] if manifests else 0.0],
+            0,
+            "sizes.manifest-max",
+        ),
+    ]
+    return rows
+
+
+def mcp(ctx: Context) -> list[Row]:
+    n = ctx.opts.n
+    mcp_argv = ctx.opts.mcp_impl or resolve_mcp_impl(None, ctx.opts.impl)
+    if not mcp_argv:
+        ctx.progress("mcp: skipped: no ragit-mcp executable found (pass --mcp-impl)")
+        return [Row("mcp", "skipped: ragit-mcp not found", "ms", [], n)]
+    repo = ctx.indexed(n)
+    queries = [q["query"] for q in ctx.queries(n)]
+    startup: list[float] = []
+    first: list[float] = []
+    warm: list[float] = []
+    pack: list[float] = []
+    rss: list[float] = []
+    for i in range(ctx.opts.warmup + ctx.opts.runs):
+        counted = i >= ctx.opts.warmup
+        with StdioClient([*mcp_argv, "--cwd", str(repo)], cwd=repo, env=ctx.env) as client:
+            client.initialize()
+            t_init = time.perf_counter() - client.started
+            t0 = time.perf_counter()
+            client.call("ragit_query", {"question": queries[0]})
+            t_first = time.perf_counter() - t0
+            calls: list[float] = []
+            for k in range(ctx.opts.mcp_calls):
+                t0 = time.perf_counter()
+                client.call("ragit_query", {"question": queries[k % len(queries)]})
+                calls.append(time.perf_counter() - t0)
+            packs: list[float] = []
+            for k in range(max(10, ctx.opts.mcp_calls // 5)):
+                t0 = time.perf_counter()
+                client.call("ragit_context_pack", {"goal": queries[k % len(queries)]})
+                packs.append(time.perf_counter() - t0)
+        if counted:
+            startup.append(t_init)
+            first.append(t_first)
+            warm.extend(calls)
+            pack.extend(packs)
+            if client.max_rss_mib is not None:
+                rss.append(client.max_rss_mib)
+        ctx.progress(
+            f"mcp: session {i + 1}: warm query median {statistics.median(calls) * 1000:.1f} ms"
+        )
+    # First call when the reader copy is missing (user cache cleared): the server makes it.
+    cold_first: list[float] = []
+    for _ in range(ctx.opts.runs):
+        run_dir = ctx.scratch("mcp-cold")
+        cold_repo = copy_repo(repo, run_dir / "repo")
+        env = ctx.fresh_cache_env(run_dir)
+        with StdioClient([*mcp_argv, "--cwd", str(cold_repo)], cwd=cold_repo, env=env) as client:
+            client.initialize()
+            t0 = time.perf_counter()
+            client.call("ragit_query", {"question": queries[0]})
+            cold_first.append(time.perf_counter() - t0)
+        ctx.discard(run_dir)
+    ms = [x * 1000 for x in warm]
+    ordered = sorted(ms)
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))] if ordered else 0.0
+    sc = "mcp"
+    return [
+        Row(sc, "start-up to initialize answer", "ms", [x * 1000 for x in startup], n, None),
+        Row(sc, "first ragit_query (reader copy cached)", "ms", [x * 1000 for x in first], n, None),
+        Row(
+            sc,
+            "first ragit_query (user cache cleared)",
+            "ms",
+            [x * 1000 for x in cold_first],
+            n,
+            None,
+        ),
+        Row(sc, "warm ragit_query", "ms", ms, n, "mcp.warm-query", extra={"p95": p95}),
+        Row(sc, "warm ragit_query p95", "ms", [p95], n, None),
+        Row(sc, "warm ragit_context_pack", "ms", [x * 1000 for x in pack], n, None),
+        Row(sc, "server peak RSS", "MiB", rss, n, None),
+    ]
+
+
+SCENARIOS: list[Scenario] = [
+    Scenario("help", help_scenario, True, "ragit --help / describe / describe query"),
+    Scenario("ingest-all", ingest_all, True, "full ingest on a fresh copy, cache reset"),
+    Scenario("ingest-again", ingest_again, True, "re-ingest unchanged HEAD; must write nothing"),
+    Scenario("ingest-since", ingest_since, True, "ingest --since HEAD~1 after one mutation"),
+    Scenario("query", query, True, "cold query over the 10 generator queries + top-5 check"),
+    Scenario("context-pack", context_pack, True, "cold context pack over the 10 queries"),
+    Scenario("status", status, True, "cold status"),
+    Scenario("sizes", sizes, True, "store/manifest sizes after 1 and after 5 snapshots"),
+    Scenario("snapshots-scaling", snapshots_scaling, True, "query with 1 vs 50 snapshots"),
+    Scenario("rfcs", rfcs, True, "ingest + query on the Rust RFCs (648 real docs)"),
+    Scenario("mcp", mcp, True, "ragit-mcp over stdio: start-up, first and warm calls"),
+    Scenario("history", history, False, "100 commits x 1% docs changed (opt-in, slow)"),
+    Scenario("n10k", n10k, False, "ingest + query at N=10,000 (opt-in, slow)"),
+]
+BY_NAME = {s.name: s for s in SCENARIOS}
