@@ -115,6 +115,8 @@ def test_loopback_ollama_is_called_on_every_miss_and_nothing_is_cached(
     )
     server = start_server(root, env)
     baseline = ollama_server.count()
+    assert server.call("ragit_status", {}).envelope["ok"] is True
+    assert ollama_server.count() == baseline, "ragit_status must never call a provider"
     for n in (1, 2):
         call = server.call("ragit_query", {"question": UNCACHED})
         assert call.envelope["ok"] is True
