@@ -10,9 +10,10 @@ Not a test (timed assertions are banned): run it by hand against an ingested rep
 It reports, as JSON: server start to the initialize answer, the first ``ragit_query`` (which
 opens the reader copy; with ``--cold-copy`` the copies are deleted first so the first call
 also makes the copy), and the median / p95 / max of warm ``ragit_query`` and
-``ragit_context_pack`` calls. The default client is a minimal raw JSON-RPC client (one line
-out, one line in) so the figures are the server's; ``--sdk`` measures through the official
-SDK client instead (which adds its own validation).
+``ragit_context_pack`` calls, with the server process's CPU time per call (user + system,
+all threads). The default client is a minimal raw JSON-RPC client (one line out, one line
+in) so the figures are the server's; ``--sdk`` measures through the official SDK client
+instead (which adds its own validation).
 """
 
 from __future__ import annotations
@@ -77,9 +78,17 @@ class RawClient:
         self.proc.wait(timeout=30)
 
 
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU of the server process (all threads): load-independent cost."""
+    import psutil
+
+    times = psutil.Process(pid).cpu_times()
+    return float(times.user + times.system)
+
+
 def _stats(samples: list[float]) -> dict[str, float]:
     ordered = sorted(samples)
-    p95 = ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
     return {
         "n": len(ordered),
         "medianMs": round(statistics.median(ordered) * 1000, 2),
@@ -106,15 +115,20 @@ def bench_raw(repo: Path, calls: int, mcp: str) -> dict[str, Any]:
     client.call("ragit_query", {"question": QUESTIONS[0]})
     first = time.perf_counter() - t1
     query: list[float] = []
+    cpu0 = _cpu_seconds(client.proc.pid)
     for n in range(calls):
         t = time.perf_counter()
         client.call("ragit_query", {"question": QUESTIONS[n % len(QUESTIONS)]})
         query.append(time.perf_counter() - t)
+    query_cpu = (_cpu_seconds(client.proc.pid) - cpu0) / calls
     pack: list[float] = []
-    for n in range(max(10, calls // 4)):
+    packs = max(10, calls // 4)
+    cpu0 = _cpu_seconds(client.proc.pid)
+    for n in range(packs):
         t = time.perf_counter()
         client.call("ragit_context_pack", {"goal": QUESTIONS[n % len(QUESTIONS)]})
         pack.append(time.perf_counter() - t)
+    pack_cpu = (_cpu_seconds(client.proc.pid) - cpu0) / packs
     status: list[float] = []
     for _ in range(max(10, calls // 10)):
         t = time.perf_counter()
@@ -124,8 +138,8 @@ def bench_raw(repo: Path, calls: int, mcp: str) -> dict[str, Any]:
     return {
         "startToInitializeMs": round(started * 1000, 1),
         "firstQueryMs": round(first * 1000, 1),
-        "warmQuery": _stats(query),
-        "warmContextPack": _stats(pack),
+        "warmQuery": {**_stats(query), "serverCpuMsPerCall": round(query_cpu * 1000, 2)},
+        "warmContextPack": {**_stats(pack), "serverCpuMsPerCall": round(pack_cpu * 1000, 2)},
         "warmStatus": _stats(status),
     }
 
