@@ -242,3 +242,26 @@ def test_pending_bindings_list_searchable_units_for_ingest(repo: Repo) -> None:
     record = load_artifact(repo.ws, reviewed.artifact_id)
     assert record is not None and record.bound_head_sha == head
     assert mark_bound(repo.ws, [reviewed.artifact_id], head) == []
+
+
+def test_ingest_scope_all_binds_reviewed_artifacts_into_the_snapshot(repo: Repo) -> None:
+    """Contract-mandated (§9, UR §14.2): `ingest --scope all` projects bound artifacts."""
+    from ragit.snapshot.manifest import load_manifest
+
+    head = repo.head()
+    reviewed = _artifact(repo, head=head)
+    durable = repo.ragit("ingest", "--all", "--format", "json")
+    assert durable.data["boundArtifactIds"] == []
+    bound = repo.ragit("ingest", "--all", "--scope", "all", "--format", "json")
+    assert bound.data["boundArtifactIds"] == [reviewed.artifact_id]
+    manifest = load_manifest(repo.ws, head)
+    (entry,) = manifest.artifact_entries
+    assert entry["artifactId"] == reviewed.artifact_id and len(entry["chunkIds"]) == 1
+    assert manifest.chunk_scopes.session == entry["chunkIds"]
+    record = load_artifact(repo.ws, reviewed.artifact_id)
+    assert record is not None and record.bound_head_sha == head
+    again = repo.ragit("ingest", "--all", "--scope", "all", "--format", "json")
+    assert again.data["noop"] is True
+    doctor = repo.ragit("doctor", "--format", "json")
+    checks = {c["name"]: c for c in doctor.envelope["data"]["checks"]}
+    assert checks["ragit.manifest-consistency"]["ok"], checks["ragit.manifest-consistency"]

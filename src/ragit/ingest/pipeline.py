@@ -117,6 +117,9 @@ class _Plan:
     existing_target: Manifest | None
     warnings: list[str]
     reuse_sources: list[Manifest]
+    artifact_entries: list[dict[str, Any]] = field(default_factory=list)
+    artifact_scopes: dict[str, list[str]] = field(default_factory=dict)
+    artifact_rows: list[Any] = field(default_factory=list)
 
 
 def request_from_input(payload: IngestInput, *, dry_run: bool) -> IngestRequest:
@@ -440,7 +443,13 @@ def plan_ingest(ws: Workspace, cfg: RagitConfig, req: IngestRequest, progress: P
     current_ids = {p.entry.document_id for p in plans.values()}
     removed = sorted(previous_ids - current_ids) if base is not None else []
     docs = [plans[path] for path in sorted(plans)]
+    entries, scopes, artifact_rows = (
+        _artifact_bindings(ws, target) if req.scope == "all" else ([], {}, [])
+    )
     return _Plan(
+        artifact_entries=entries,
+        artifact_scopes=scopes,
+        artifact_rows=artifact_rows,
         target=target,
         target_is_head=target_is_head,
         base_sha=base_sha,
@@ -465,6 +474,55 @@ def _now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")[:-4] + "Z"
 
 
+def _artifact_bindings(
+    ws: Workspace, target: str
+) -> tuple[list[dict[str, Any]], dict[str, list[str]], list[Any]]:
+    """Reviewed artifacts ``--scope all`` binds into the snapshot: entries, scope lists, rows.
+
+    Each searchable unit (an artifact body or an evidence excerpt, already masked)
+    becomes one chunk whose id is content-addressed like a document chunk.
+    """
+    from ragit.ingest.chunking import normalize_for_id
+    from ragit.memory.artifacts import pending_bindings
+    from ragit.store import ChunkRow
+
+    entries: list[dict[str, Any]] = []
+    scopes: dict[str, list[str]] = {"session": [], "harness": [], "evidence": []}
+    rows: list[Any] = []
+    for binding in pending_bindings(ws, target):
+        chunk_ids: list[str] = []
+        for unit in binding.get("units", []):
+            text = normalize_for_id(str(unit["text"]))
+            if not text.strip():
+                continue
+            title = str(unit.get("sectionTitle") or binding["artifactId"])
+            path = ("artifact", str(unit["sourceType"]), str(unit["sourceId"]))
+            cid = ids.chunk_id(path, text)
+            search = f"{title}\n\n{text}"
+            rows.append(
+                ChunkRow(
+                    chunk_id=cid,
+                    text=text,
+                    search_en=search,
+                    search_cjk=ids.cjk_runs(search),
+                    section_title=title,
+                    heading_path=title,
+                    token_count=len(text.split()),
+                    vector=(),
+                )
+            )
+            chunk_ids.append(cid)
+            scope = str(unit.get("scope", "session"))
+            scopes.setdefault(scope, [])
+            if cid not in scopes[scope]:
+                scopes[scope].append(cid)
+        entry = {k: v for k, v in binding.items() if k != "units"}
+        entry["chunkIds"] = chunk_ids
+        entries.append(entry)
+    entries.sort(key=lambda e: str(e.get("artifactId")))
+    return entries, {k: sorted(v) for k, v in scopes.items()}, rows
+
+
 def _build_manifest(plan: _Plan, git: GitRepo, profile: Any) -> Manifest:
     info = profile.as_dict()
     return Manifest(
@@ -479,13 +537,20 @@ def _build_manifest(plan: _Plan, git: GitRepo, profile: Any) -> Manifest:
             dimensions=info["dimensions"],
         ),
         docs=[p.entry for p in plan.docs],
-        chunk_scopes=ChunkScopes(),
+        chunk_scopes=ChunkScopes(
+            session=plan.artifact_scopes.get("session", []),
+            harness=plan.artifact_scopes.get("harness", []),
+            evidence=plan.artifact_scopes.get("evidence", []),
+        ),
+        artifact_entries=plan.artifact_entries,
     )
 
 
 def _same_docs(a: Manifest, b: Manifest) -> bool:
-    return [d.model_dump() for d in a.docs] == [d.model_dump() for d in b.docs] and (
-        a.chunk_scopes == b.chunk_scopes
+    return (
+        [d.model_dump() for d in a.docs] == [d.model_dump() for d in b.docs]
+        and a.chunk_scopes == b.chunk_scopes
+        and a.artifact_entries == b.artifact_entries
     )
 
 
@@ -531,6 +596,8 @@ def run_ingest(
     for doc in plan.docs:
         for row in doc.rows:
             new_rows.setdefault(row.chunk_id, row)
+    for row in plan.artifact_rows:
+        new_rows.setdefault(row.chunk_id, row)
     manifest = _build_manifest(plan, git, embedder.profile)
     noop = plan.existing_target is not None and _same_docs(plan.existing_target, manifest)
     data: dict[str, Any] = {
@@ -555,6 +622,7 @@ def run_ingest(
         "blockers": plan.blockers,
         "noop": noop,
         "admission": plan.admission.dump(),
+        "boundArtifactIds": [str(e["artifactId"]) for e in plan.artifact_entries],
         "timings": {"totalMs": 0, "embedMs": 0, "storeMs": 0},
         "warnings": list(plan.warnings),
     }
@@ -578,6 +646,11 @@ def run_ingest(
         ws, plan, manifest, list(new_rows.values()), embedder, progress, known_ids
     )
     data["warnings"].extend(lock_warnings)
+    if plan.artifact_entries:
+        from ragit.memory.artifacts import mark_bound
+
+        bound = [str(e["artifactId"]) for e in plan.artifact_entries]
+        mark_bound(ws, bound, plan.target)
     data["embedded"] = embedded
     data["timings"] = {
         "totalMs": int((time.monotonic() - t_start) * 1000),
