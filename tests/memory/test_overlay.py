@@ -265,3 +265,16 @@ def test_ingest_scope_all_binds_reviewed_artifacts_into_the_snapshot(repo: Repo)
     doctor = repo.ragit("doctor", "--format", "json")
     checks = {c["name"]: c for c in doctor.envelope["data"]["checks"]}
     assert checks["ragit.manifest-consistency"]["ok"], checks["ragit.manifest-consistency"]
+
+
+def test_store_rebuild_regenerates_bound_artifact_chunks(repo: Repo) -> None:
+    """Implementation choice: bound artifact chunks are rebuilt from their control-plane records."""
+    import shutil
+
+    _artifact(repo, head=repo.head())
+    assert repo.ragit("ingest", "--all", "--scope", "all", "--format", "json").code == 0
+    shutil.rmtree(repo.ws.store_dir)
+    rebuilt = repo.ragit("repair", "--apply", "--format", "json")
+    assert rebuilt.code == 0, rebuilt.output
+    doctor = repo.ragit("doctor", "--format", "json")
+    assert doctor.code == 0, doctor.output

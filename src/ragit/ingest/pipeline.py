@@ -474,6 +474,33 @@ def _now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")[:-4] + "Z"
 
 
+def unit_rows(units: list[dict[str, Any]]) -> list[tuple[dict[str, Any], Any]]:
+    """One store row per searchable artifact unit (texts are masked by the memory writers)."""
+    from ragit.ingest.chunking import normalize_for_id
+    from ragit.store import ChunkRow
+
+    out: list[tuple[dict[str, Any], Any]] = []
+    for unit in units:
+        text = normalize_for_id(str(unit["text"]))
+        if not text.strip():
+            continue
+        title = str(unit.get("sectionTitle") or unit.get("sourceId"))
+        cid = ids.chunk_id(("artifact", str(unit["sourceType"]), str(unit["sourceId"])), text)
+        search = f"{title}\n\n{text}"
+        row = ChunkRow(
+            chunk_id=cid,
+            text=text,
+            search_en=search,
+            search_cjk=ids.cjk_runs(search),
+            section_title=title,
+            heading_path=title,
+            token_count=len(text.split()),
+            vector=(),
+        )
+        out.append((unit, row))
+    return out
+
+
 def _artifact_bindings(
     ws: Workspace, target: str
 ) -> tuple[list[dict[str, Any]], dict[str, list[str]], list[Any]]:
@@ -482,40 +509,20 @@ def _artifact_bindings(
     Each searchable unit (an artifact body or an evidence excerpt, already masked)
     becomes one chunk whose id is content-addressed like a document chunk.
     """
-    from ragit.ingest.chunking import normalize_for_id
     from ragit.memory.artifacts import pending_bindings
-    from ragit.store import ChunkRow
 
     entries: list[dict[str, Any]] = []
     scopes: dict[str, list[str]] = {"session": [], "harness": [], "evidence": []}
     rows: list[Any] = []
     for binding in pending_bindings(ws, target):
         chunk_ids: list[str] = []
-        for unit in binding.get("units", []):
-            text = normalize_for_id(str(unit["text"]))
-            if not text.strip():
-                continue
-            title = str(unit.get("sectionTitle") or binding["artifactId"])
-            path = ("artifact", str(unit["sourceType"]), str(unit["sourceId"]))
-            cid = ids.chunk_id(path, text)
-            search = f"{title}\n\n{text}"
-            rows.append(
-                ChunkRow(
-                    chunk_id=cid,
-                    text=text,
-                    search_en=search,
-                    search_cjk=ids.cjk_runs(search),
-                    section_title=title,
-                    heading_path=title,
-                    token_count=len(text.split()),
-                    vector=(),
-                )
-            )
-            chunk_ids.append(cid)
+        for unit, row in unit_rows(binding.get("units", [])):
+            rows.append(row)
+            chunk_ids.append(row.chunk_id)
             scope = str(unit.get("scope", "session"))
             scopes.setdefault(scope, [])
-            if cid not in scopes[scope]:
-                scopes[scope].append(cid)
+            if row.chunk_id not in scopes[scope]:
+                scopes[scope].append(row.chunk_id)
         entry = {k: v for k, v in binding.items() if k != "units"}
         entry["chunkIds"] = chunk_ids
         entries.append(entry)

@@ -102,7 +102,40 @@ def _regenerate(
             rows.setdefault(row.chunk_id, row)
         if n % 500 == 0:
             progress(f"re-read {n}/{len(versions)} document versions")
+    _regenerate_artifacts(ws, manifests, rows, expected, problems)
     return list(rows.values()), problems, expected
+
+
+def _regenerate_artifacts(
+    ws: Workspace,
+    manifests: dict[str, Any],
+    rows: dict[str, Any],
+    expected: set[str],
+    problems: list[dict[str, str]],
+) -> None:
+    """Bound artifact chunks come back from the control-plane records they were made of."""
+    from ragit.ingest.pipeline import unit_rows
+    from ragit.memory.artifacts import load_artifact, searchable_units
+
+    seen: set[str] = set()
+    for manifest in manifests.values():
+        for entry in manifest.artifact_entries:
+            artifact_id = str(entry.get("artifactId"))
+            wanted = [str(c) for c in entry.get("chunkIds", [])]
+            expected.update(wanted)
+            if artifact_id in seen:
+                continue
+            seen.add(artifact_id)
+            record = load_artifact(ws, artifact_id)
+            produced = {row.chunk_id: row for _u, row in
+                        unit_rows(searchable_units(record) if record else [])}
+            lost = [c for c in wanted if c not in produced]
+            if lost:
+                problems.append({"path": str(entry.get("path")), "versionId": artifact_id,
+                                 "reason": "the artifact record changed or is gone"})
+            for cid in wanted:
+                if cid in produced:
+                    rows.setdefault(cid, produced[cid])
 
 
 def _embedded_batches(
