@@ -19,6 +19,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -49,7 +50,7 @@ _GITCONFIG = f"""[user]
 \tquotePath = false
 """
 _TRACEBACK = "Traceback (most recent call last):"
-_VARIABLE = re.compile(r"\$\{(REPO|OUTSIDE|HEAD)\}")
+_VARIABLE = re.compile(r"\$\{(REPO|OUTSIDE|HEAD|HOSTNAME)\}")
 
 
 class CaseError(Exception):
@@ -244,7 +245,7 @@ class _Run:
         return sha if proc.returncode == 0 and sha else None
 
     def subst(self, value: Any) -> Any:
-        """Replace ${REPO}, ${OUTSIDE} and ${HEAD} in every string of ``value``."""
+        """Replace ${REPO}, ${OUTSIDE}, ${HEAD} and ${HOSTNAME} in every string of ``value``."""
         if isinstance(value, str):
             return _VARIABLE.sub(self._variable, value)
         if isinstance(value, list):
@@ -259,6 +260,8 @@ class _Run:
             return str(self.repo)
         if name == "OUTSIDE":
             return str(self.outside)
+        if name == "HOSTNAME":
+            return socket.gethostname()
         head = self.head()
         if head is None:
             raise CaseError("${HEAD} is used but the repository has no HEAD commit")
@@ -597,6 +600,15 @@ def check_stderr(expect: Any, stderr: str) -> list[str]:
     return []
 
 
+def check_absent(stream: str, needles: list[str], text: str) -> list[str]:
+    """Strings that must not occur in a stream (a planted secret, a private query)."""
+    return [
+        f"{stream}: contains {needle!r}, which must not appear"
+        for needle in needles
+        if needle in text
+    ]
+
+
 def json_path(value: Any, path: str) -> Any:
     """Follow a dotted path (``data.hits.0.path``); raises KeyError when it does not exist."""
     current = value
@@ -749,6 +761,8 @@ def _run_step(run: _Run, result: CaseResult) -> list[str]:
         if "stdoutMatches" in expect and not re.search(expect["stdoutMatches"], stdout, re.M):
             problems.append(f"stdout: does not match /{expect['stdoutMatches']}/: {stdout[:200]!r}")
         problems += check_stderr(expect.get("stderr"), stderr)
+        problems += check_absent("stdout", expect.get("stdoutNotContains", []), stdout)
+        problems += check_absent("stderr", expect.get("stderrNotContains", []), stderr)
         debug = run.step_env(step).get("RAGIT_DEBUG") == "1"
         if _TRACEBACK in stderr and not debug:
             problems.append("stderr: a traceback leaked (only RAGIT_DEBUG=1 may print one)")

@@ -313,3 +313,50 @@ def test_runner_exit_status_follows_the_burn_down(
     assert main([*base, "--no-expected-failures", "--run", "pass*"]) == 0
     assert main([*base, "--no-expected-failures"]) == 1
     assert "FAIL   cli/failing" in capsys.readouterr().out
+
+
+def test_not_contains_expectations_catch_a_leaked_string(
+    tmp_path: Path, fixtures: FixtureCache, fake_cli: list[str], cli_case: CaseBuilder
+) -> None:
+    """*NotContains expectations fail a case whose stream carries the string (suite rule)."""
+    step = {"argv": ["stdin"], "stdin": "sk-proj-LEAKED"}
+    leaked = cli_case(
+        "leak",
+        ["stdin"],
+        {"exit": 0, "stdout": "envelope", "stdoutNotContains": ["sk-proj-LEAKED", "absent"]},
+        step=step,
+    )
+    result = _run(tmp_path, fixtures, leaked, fake_cli)
+    assert result.status == "fail"
+    assert result.reasons[0] == "stdout: contains 'sk-proj-LEAKED', which must not appear"
+    clean = cli_case(
+        "clean",
+        ["fail"],
+        {"exit": 3, "stdout": "empty", "stderrNotContains": ["sk-proj-LEAKED"]},
+    )
+    assert _run(tmp_path, fixtures, clean, fake_cli).status == "pass"
+    noisy = cli_case(
+        "noisy", ["fail"], {"exit": 3, "stdout": "empty", "stderrNotContains": ["operational"]}
+    )
+    assert _run(tmp_path, fixtures, noisy, fake_cli).reasons[0] == (
+        "stderr: contains 'operational', which must not appear"
+    )
+
+
+def test_hostname_is_substituted_in_written_files(
+    tmp_path: Path, fixtures: FixtureCache, fake_cli: list[str], cli_case: CaseBuilder
+) -> None:
+    """${HOSTNAME} becomes this machine's host name in setup files (suite rule)."""
+    import socket
+
+    data = cli_case(
+        "host",
+        ["status"],
+        {
+            "exit": 0,
+            "stdout": "envelope",
+            "files": [{"path": "h.txt", "equals": socket.gethostname()}],
+        },
+        setup=[{"write": {"path": "h.txt", "content": "${HOSTNAME}"}}],
+    )
+    assert _run(tmp_path, fixtures, data, fake_cli).status == "pass"
