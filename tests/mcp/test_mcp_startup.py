@@ -7,9 +7,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from _mcp_helpers import RAGIT_MCP, McpServer, assert_unchanged, make_repo, run, tree_state
-from conformance.mcp_driver import call_mcp
 
 import ragit
+from conformance.mcp_driver import call_mcp
 
 StartServer = Callable[..., McpServer]
 

@@ -29,6 +29,9 @@ from typing import IO, Any
 
 from ragit._fs import atomic_write_text, fsync_dir
 from ragit.contract.errors import InputInvalid, NotInitialized, StoreWriteBusy
+
+# Reading records lives in .records so readers (the MCP server) never load this module.
+from ragit.memory.records import read_record as read_record  # noqa: PLC0414
 from ragit.workspace import Workspace
 
 LOCK_NAME = "memory.lock"
@@ -120,18 +123,6 @@ def dumps_record(record: Any) -> str:
 def write_record(path: Path, record: Any) -> None:
     """Write a JSON record atomically."""
     atomic_write_text(path, dumps_record(record))
-
-
-def read_record(path: Path) -> Any | None:
-    """A JSON record, or None when the file is missing or unreadable as JSON."""
-    try:
-        raw = path.read_bytes()
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-        return None
-    try:
-        return json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        return None
 
 
 def create_exclusive(path: Path, text: str) -> bool:

@@ -10,7 +10,9 @@ An artifact is a reviewable knowledge candidate:
 
 The file of an artifact is derived from its id alone (scope and kind are parsed
 from the id and checked against the known kinds), so no other text reaches a
-path. Records are re-masked on every write.
+path. Records are re-masked on every write. Writing (:func:`save_artifact`,
+:func:`mark_bound`) lives in :mod:`.artifact_writes` and is re-exported here
+lazily, so readers (retrieval, the read-only MCP server) never load a writer.
 
 Lifecycle: ``captured`` → ``reviewed`` → ``promoted``; side states ``superseded``,
 ``retracted``, ``archived``. Allowed review transitions (UR §12.9, as the
@@ -21,16 +23,21 @@ a warning, never a failure. ``promoted`` is reached only through a promote comma
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
-from ragit.memory._store import read_record, write_record
 from ragit.memory.ids import parse_artifact_id
-from ragit.security.masking import mask_json
+from ragit.memory.records import read_record
 from ragit.workspace import Workspace
+
+if TYPE_CHECKING:
+    # The `as` form marks an explicit re-export for mypy; at runtime __getattr__ serves them.
+    from ragit.memory.artifact_writes import mark_bound as mark_bound  # noqa: PLC0414
+    from ragit.memory.artifact_writes import save_artifact as save_artifact  # noqa: PLC0414
 
 Status = Literal["captured", "reviewed", "promoted", "superseded", "retracted", "archived"]
 STATUSES: tuple[str, ...] = (
@@ -149,15 +156,6 @@ def load_artifact(ws: Workspace, artifact_id: str) -> ArtifactRecord | None:
     if path is None:
         return None
     return parse_record(read_record(path), artifact_id)
-
-
-def save_artifact(ws: Workspace, record: ArtifactRecord) -> Path:
-    """Write a record atomically, re-masked (callers hold the memory lock)."""
-    path = artifact_path(ws, record.artifact_id)
-    assert path is not None
-    masked, _count, _sources = mask_json(record.dump())
-    write_record(path, masked)
-    return path
 
 
 def iter_artifacts(ws: Workspace) -> list[ArtifactRecord]:
@@ -287,24 +285,10 @@ def pending_bindings(ws: Workspace, head_sha: str) -> list[dict[str, Any]]:
     return out
 
 
-def mark_bound(ws: Workspace, artifact_ids: list[str], head_sha: str) -> list[str]:
-    """Record that an ingest bound these artifacts to ``head_sha``; returns the ids updated.
+_WRITERS = ("mark_bound", "save_artifact")
 
-    Raises:
-        StoreWriteBusy: the memory lock stayed busy.
-    """
-    from ragit.memory._store import memory_lock
 
-    updated: list[str] = []
-    with memory_lock(ws):
-        for artifact in artifact_ids:
-            record = load_artifact(ws, artifact)
-            if record is None:
-                continue
-            if record.binding_status == "bound" and record.bound_head_sha == head_sha:
-                continue
-            record.binding_status = "bound"
-            record.bound_head_sha = head_sha
-            save_artifact(ws, record)
-            updated.append(artifact)
-    return updated
+def __getattr__(name: str) -> Any:
+    if name in _WRITERS:
+        return getattr(importlib.import_module("ragit.memory.artifact_writes"), name)
+    raise AttributeError(f"module 'ragit.memory.artifacts' has no attribute {name!r}")

@@ -1,0 +1,24 @@
+"""Reading memory-layer JSON records: the read-only half of :mod:`._store`.
+
+Readers — retrieval of artifact overlay hits, and with it the read-only MCP
+server — import this module instead of :mod:`._store`, which holds the memory
+writer lock and every write helper (and re-exports :func:`read_record`).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+
+def read_record(path: Path) -> Any | None:
+    """A JSON record, or None when the file is missing or unreadable as JSON."""
+    try:
+        raw = path.read_bytes()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return None
