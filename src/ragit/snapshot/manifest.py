@@ -84,11 +84,8 @@ class Manifest(_ManifestModel):
         return ids
 
     def to_json_bytes(self) -> bytes:
+        # No exclude_none: a root commit's parentSha is null, not absent (required on read).
         data = self.model_dump(mode="json", by_alias=True)
-        if "parentSha" not in data:
-            # A root commit's parentSha is null, not absent: the field is required on read.
-            head = {"indexVersion": data.pop("indexVersion"), "commitSha": data.pop("commitSha")}
-            data = {**head, "parentSha": None, **data}
         return (json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
 
 
