@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fixtures.build import build_fixture, load_fixture
 
+from fixtures.build import build_fixture, load_fixture
 from ragit.workspace import Workspace, user_cache_dir
 
 RAGIT = [sys.executable, "-m", "ragit"]
