@@ -135,6 +135,24 @@ def _cosine(a: list[float], b: list[float]) -> float:
     return max(0.0, min(1.0, dot / (na * nb)))
 
 
+_OWNERS: dict[int, tuple[Manifest, dict[str, list[Any]]]] = {}
+
+
+def chunk_owners(manifest: Manifest) -> dict[str, list[Any]]:
+    """Chunk id → the documents holding it (memoized per parsed manifest object)."""
+    cached = _OWNERS.get(id(manifest))
+    if cached is not None and cached[0] is manifest:
+        return cached[1]
+    owners: dict[str, list[Any]] = {}
+    for doc in manifest.docs:
+        for cid in doc.chunk_ids:
+            owners.setdefault(cid, []).append(doc)
+    if len(_OWNERS) >= 8:
+        _OWNERS.pop(next(iter(_OWNERS)))
+    _OWNERS[id(manifest)] = (manifest, owners)
+    return owners
+
+
 def retrieve_durable(
     manifest: Manifest,
     snapshot_sha: str,
@@ -151,10 +169,7 @@ def retrieve_durable(
     A chunk shared by several documents yields one hit per document (identity
     is ``(documentId, chunkId)``).
     """
-    owners: dict[str, list[Any]] = {}
-    for doc in manifest.docs:
-        for cid in doc.chunk_ids:
-            owners.setdefault(cid, []).append(doc)
+    owners = chunk_owners(manifest)
     if not owners:
         return []
     want = pool or max(top_k * 4, 40)

@@ -303,7 +303,12 @@ class GitRepo:
         return out
 
     def is_dirty(self) -> bool:
-        return bool(self.dirty_paths())
+        """Any uncommitted change (untracked directories are not walked file by file)."""
+        try:
+            status = self._repo.status(untracked_files="normal", ignored=False)
+        except pygit2.GitError:
+            return False
+        return any(not flags & pygit2.GIT_STATUS_IGNORED for flags in status.values())
 
     # ------------------------------------------------------------ hooks support
     @property

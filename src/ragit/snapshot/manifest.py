@@ -14,6 +14,7 @@ to no document entry (normally none); the durable scope of a snapshot is
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,11 @@ from ragit.contract.errors import SnapshotManifestInvalid, SnapshotSchemaUnsuppo
 from ragit.workspace import Workspace
 
 INDEX_VERSION = 1
+# Parsed manifests of this process, keyed by path and (inode, size, mtime): manifests are
+# only ever replaced by rename, so a rewrite always changes the key. A long-lived reader
+# (the MCP server) then parses each manifest once.
+_CACHE_SIZE = 8
+_CACHE: dict[str, tuple[tuple[int, int, int], Manifest]] = {}
 _SHA40 = re.compile(r"[0-9a-f]{40}")
 
 
@@ -112,7 +118,18 @@ def load_manifest(ws: Workspace, sha: str) -> Manifest:
     """
     path = ws.manifest_path(sha)
     rel = ws.relative(path)
-    raw = path.read_bytes()
+    try:
+        with path.open("rb") as handle:
+            info = os.fstat(handle.fileno())
+            key = (info.st_ino, info.st_size, info.st_mtime_ns)
+            cached = _CACHE.get(str(path))
+            if cached is not None and cached[0] == key:
+                return cached[1]
+            raw = handle.read()
+    except FileNotFoundError:
+        raise
+    except OSError as exc:  # a directory, no permission, an I/O error
+        raise SnapshotManifestInvalid(sha, rel, f"unreadable ({type(exc).__name__})") from exc
     try:
         data = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -132,6 +149,9 @@ def load_manifest(ws: Workspace, sha: str) -> Manifest:
         raise SnapshotManifestInvalid(sha, rel, "indexVersion must be a positive integer")
     if manifest.commit_sha != sha:
         raise SnapshotManifestInvalid(sha, rel, "commitSha does not match the file name")
+    if len(_CACHE) >= _CACHE_SIZE:
+        _CACHE.pop(next(iter(_CACHE)))
+    _CACHE[str(path)] = (key, manifest)
     return manifest
 
 
