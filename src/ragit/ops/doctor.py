@@ -278,18 +278,6 @@ class _Doctor:
             embedder.close()
 
 
-def _writer_residue(ws: Workspace) -> bool:
-    """A crashed writer's lock or unfinished journal, which the next ingest recovers."""
-    from ragit.store import inspect_lock, scan_journals
-
-    if inspect_lock(ws).state == "stale":
-        return True
-    return any(
-        s.classification in ("precommit-incomplete", "finalization-pending")
-        for s in scan_journals(ws)
-    )
-
-
 def _built_by_older_chunker(manifest: Any) -> bool:
     from ragit.ingest.ids import version_id
 
