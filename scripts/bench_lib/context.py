@@ -140,10 +140,22 @@ class Context:
             self._pristine[n] = repo
         return self._pristine[n]
 
+    def indexed_path(self, key: int | str) -> Path:
+        """Where the shared indexed repository of ``key`` (N, or "rfcs") lives."""
+        base = "rfcs" if key == "rfcs" else f"corpus-{key}"
+        return self.workdir / base / "indexed"
+
+    def has_indexed(self, key: int | str) -> bool:
+        return key in self._indexed
+
+    def adopt_indexed(self, key: int | str, repo: Path) -> None:
+        """Register ``repo`` (indexed at :meth:`indexed_path` with the shared env) as shared."""
+        self._indexed[key] = repo
+
     def indexed(self, n: int) -> Path:
         """A copy of the pristine corpus after one ``ingest --all`` (shared; read-only use)."""
         if n not in self._indexed:
-            repo = copy_repo(self.pristine(n), self.workdir / f"corpus-{n}" / "indexed")
+            repo = copy_repo(self.pristine(n), self.indexed_path(n))
             self.progress(f"indexing the shared N={n} repository")
             self.run_ragit(repo, "ingest", "--all", "--format", "json")
             self._indexed[n] = repo
@@ -162,7 +174,7 @@ class Context:
 
     def rfcs_indexed(self) -> Path:
         if "rfcs" not in self._indexed:
-            repo = copy_repo(self.rfcs_pristine(), self.workdir / "rfcs" / "indexed")
+            repo = copy_repo(self.rfcs_pristine(), self.indexed_path("rfcs"))
             self.run_ragit(repo, "ingest", "--all", "--format", "json")
             self._indexed["rfcs"] = repo
         return self._indexed["rfcs"]

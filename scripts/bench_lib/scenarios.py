@@ -82,6 +82,14 @@ def _store_mib(repo: Path, *, allocated: bool = False) -> float:
     return dir_bytes(repo / ".ragit" / "store", allocated=allocated) / MIB
 
 
+def _segment_count(repo: Path) -> int:
+    """zvec segment directories of this project's store layout (0 for another layout)."""
+    chunks = repo / ".ragit" / "store" / "chunks"
+    if not chunks.is_dir():
+        return 0
+    return sum(1 for p in chunks.iterdir() if p.is_dir() and p.name.isdigit())
+
+
 def _manifest_sizes(repo: Path) -> list[float]:
     mdir = repo / ".ragit" / "manifest"
     if not mdir.is_dir():
@@ -93,22 +101,40 @@ def _manifest_sizes(repo: Path) -> list[float]:
 
 
 def measure_ingest_all(
-    ctx: Context, scenario: str, pristine: Path, n: int, key_prefix: str | None = "ingest-all"
+    ctx: Context,
+    scenario: str,
+    pristine: Path,
+    n: int,
+    key_prefix: str | None = "ingest-all",
+    corpus: int | str | None = None,
 ) -> list[Row]:
-    """`ingest --all` on a fresh copy of ``pristine`` with an empty user cache, per run."""
+    """`ingest --all` on a fresh copy of ``pristine`` with an empty user cache, per run.
+
+    The last run happens in place of the shared indexed repository of ``corpus`` (when
+    none exists yet), so later scenarios need no extra full ingest; its user cache is
+    the shared one, which holds no copy for that new path, so it starts empty too.
+    """
+    corpus = n if corpus is None else corpus
     samples: list[Sample] = []
     counts: dict[str, Any] = {}
     total = ctx.opts.warmup + ctx.opts.runs
     for i in range(total):
-        run_dir = ctx.scratch(f"{scenario}-ingest")
-        repo = copy_repo(pristine, run_dir / "repo")
-        env = ctx.fresh_cache_env(run_dir)
+        adopt = i == total - 1 and not ctx.has_indexed(corpus)
+        if adopt:
+            run_dir = None
+            repo = copy_repo(pristine, ctx.indexed_path(corpus))
+            env = ctx.env
+        else:
+            run_dir = ctx.scratch(f"{scenario}-ingest")
+            repo = copy_repo(pristine, run_dir / "repo")
+            env = ctx.fresh_cache_env(run_dir)
         counted = i >= ctx.opts.warmup
-        ctx.progress(
-            f"{scenario}: ingest --all {'run' if counted else 'warm-up'} "
-            f"{i - ctx.opts.warmup + 1 if counted else i + 1}/"
-            f"{ctx.opts.runs if counted else ctx.opts.warmup}"
+        label = (
+            f"run {i - ctx.opts.warmup + 1}/{ctx.opts.runs}"
+            if counted
+            else f"warm-up {i + 1}/{ctx.opts.warmup}"
         )
+        ctx.progress(f"{scenario}: ingest --all {label}")
         sample = ctx.run_ragit(repo, "ingest", "--all", "--format", "json", env=env)
         if counted:
             samples.append(sample)
@@ -116,8 +142,10 @@ def measure_ingest_all(
             data = _envelope(sample).get("data") or {}
             counts = {k: data.get(k) for k in ("documents", "processed", "embedded")}
             counts["storeMiB"] = round(_store_mib(repo), 2)
-            counts["readerCopyMiB"] = round(dir_bytes(run_dir / "cache") / MIB, 2)
-        ctx.discard(run_dir)
+        if adopt:
+            ctx.adopt_indexed(corpus, repo)
+        elif run_dir is not None:
+            ctx.discard(run_dir)
     wall_key = f"{key_prefix}.wall" if key_prefix else None
     rss_key = f"{key_prefix}.rss" if key_prefix else None
     return [
@@ -323,8 +351,7 @@ def sizes(ctx: Context) -> list[Row]:
         ctx.run_ragit(repo, "ingest", "--since", "HEAD~1", "--format", "json", env=env)
     store_after = _store_mib(repo)
     store_after_alloc = _store_mib(repo, allocated=True)
-    chunks_dir = repo / ".ragit" / "store" / "chunks"
-    segments = [p for p in chunks_dir.glob("*") if p.is_dir() and p.name.isdigit()]
+    segments = _segment_count(repo)
     manifests = _manifest_sizes(repo)
     reader = dir_bytes(run_dir / "cache") / MIB
     ctx.discard(run_dir)
@@ -354,7 +381,7 @@ def sizes(ctx: Context) -> list[Row]:
             [store_after],
             n,
             "sizes.store-after",
-            extra={"allocatedMiB": round(store_after_alloc, 2), "segments": len(segments)},
+            extra={"allocatedMiB": round(store_after_alloc, 2), "segments": segments},
         ),
         Row(
             sc,
@@ -415,13 +442,23 @@ def history(ctx: Context) -> list[Row]:
             )
     after = _cold_samples(ctx, repo, env, queries)
     store_after = _store_mib(repo)
+    store_after_alloc = _store_mib(repo, allocated=True)
+    segments = _segment_count(repo)
     manifests = _manifest_sizes(repo)
     ctx.discard(run_dir)
     sc = "history"
     return [
         _timed_row(sc, f"ingest after each commit ({per_commit} docs changed)", None, n, samples),
         Row(sc, "store after one snapshot", "MiB", [store1], n, None),
-        Row(sc, f"store after {HISTORY_COMMITS} more commits", "MiB", [store_after], n, None),
+        Row(
+            sc,
+            f"store after {HISTORY_COMMITS} more commits",
+            "MiB",
+            [store_after],
+            n,
+            None,
+            extra={"allocatedMiB": round(store_after_alloc, 2), "segments": segments},
+        ),
         Row(
             sc,
             "store ratio to one snapshot",
@@ -436,6 +473,8 @@ def history(ctx: Context) -> list[Row]:
         ),
         _timed_row(sc, "query, 1 snapshot: wall", None, n, before),
         _timed_row(sc, f"query, {HISTORY_COMMITS + 1} snapshots: wall", None, n, after),
+        _rss_row(sc, "query, 1 snapshot: peak RSS", None, n, before),
+        _rss_row(sc, f"query, {HISTORY_COMMITS + 1} snapshots: peak RSS", None, n, after),
     ]
 
 
@@ -508,7 +547,7 @@ def rfcs(ctx: Context) -> list[Row]:
     if not ctx.opts.rfcs.is_dir():
         return [Row("rfcs", f"skipped: {ctx.opts.rfcs} not found", "s", [], 0)]
     pristine = ctx.rfcs_pristine()
-    rows = measure_ingest_all(ctx, "rfcs", pristine, 0, key_prefix=None)
+    rows = measure_ingest_all(ctx, "rfcs", pristine, 0, key_prefix=None, corpus="rfcs")
     repo = ctx.rfcs_indexed()
     rows += measure_cold(
         ctx, "rfcs", "query (cold process)", None, 0, repo, query_argv, RFC_QUERIES, quality=True
