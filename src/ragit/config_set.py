@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from ragit._fs import atomic_write_text
 from ragit.config import SECTIONS, load_config
-from ragit.contract.errors import InputInvalid
+from ragit.contract.errors import ConfigInvalid, InputInvalid
 from ragit.contract.models import WireModel
 from ragit.workspace import Workspace
 
@@ -61,6 +61,17 @@ def _coerce(section: str, key: str, raw: str) -> Any:
     return text
 
 
+def _raw_value(ws: Workspace, section: str, key: str) -> Any:
+    import tomlkit
+
+    try:
+        doc = tomlkit.parse(ws.config_path.read_text(encoding="utf-8")).unwrap()
+    except Exception:  # noqa: BLE001 - an unparseable file has no previous value to report
+        return None
+    table = doc.get(section)
+    return table.get(key) if isinstance(table, dict) else None
+
+
 def set_value(ws: Workspace, dotted: str, raw: str, *, dry_run: bool) -> ConfigSetData:
     """Validate and write one key, preserving the rest of the file byte for byte.
 
@@ -82,14 +93,18 @@ def set_value(ws: Workspace, dotted: str, raw: str, *, dry_run: bool) -> ConfigS
     if not ws.is_initialized():
         raise NotInitialized(str(ws.root))
     value = _coerce(section, key, raw)
-    current = load_config(ws)
-    section_model = getattr(current, section)
-    previous = getattr(section_model, key)
+    # Validate the new value on its own (defaults for the rest of the section): a file
+    # that already holds an invalid value elsewhere must stay repairable with `config set`.
+    model = SECTIONS[section]
     try:
-        section_model.__class__.model_validate({**section_model.model_dump(), key: value})
+        model.model_validate({key: value})
     except ValidationError as exc:
         first = exc.errors(include_url=False, include_input=False)[0]
         raise InputInvalid("value", str(first["msg"])) from None
+    try:
+        previous = getattr(getattr(load_config(ws), section), key)
+    except ConfigInvalid:
+        previous = _raw_value(ws, section, key)
     if section == "output" and key == "format" and value in ("markdown", "table"):
         value = "text"
     text = ws.config_path.read_text(encoding="utf-8")

@@ -35,6 +35,7 @@ BEFORE_MANIFEST = [
     "prepared",
     "store-insert-batch",
     "store-written",
+    "store-compacted",
     "store-verified",
     "publish-copied",
     "publish-meta-written",

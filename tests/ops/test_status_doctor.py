@@ -141,14 +141,7 @@ def _failing(repo: RagitRepo) -> dict[str, str]:
     [
         ("not-initialized", "ragit.initialized"),
         ("gitignore-missing", "ragit.gitignore"),
-        pytest.param(
-            "bad-config", "ragit.config",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="`ragit config set` validates the whole file first, so it refuses to "
-                "edit a config.toml that already holds an invalid value (src/ragit/config_set.py)",
-            ),
-        ),
+        ("bad-config", "ragit.config"),
         ("truncated-manifest", "snapshot.manifests"),
         ("truncated-manifest", "snapshot.head"),
         ("not-indexed", "snapshot.head"),

@@ -790,6 +790,7 @@ def _apply(
             embedded_rows = [r for r in embedded_rows if r.chunk_id not in present]
             writer.insert(embedded_rows)
             tx.advance("store-written")
+            writer.compact()
             gone = writer.verify(sorted(manifest.all_chunk_ids()))
             if gone:
                 raise IngestStoreWriteUnverified(len(gone))

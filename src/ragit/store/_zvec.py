@@ -185,6 +185,24 @@ class Collection:
         except Exception as exc:
             raise _fail("flush", exc) from exc
 
+    def optimize(self) -> None:
+        """Merge the collection's segments into one (zvec keeps BM25 statistics per segment)."""
+        try:
+            self._c.optimize(_zv().OptimizeOption())
+        except Exception as exc:
+            raise _fail("optimize", exc) from exc
+
+    def segment_count(self) -> int:
+        """Sealed data segments on disk: numbered directories holding a scalar column file."""
+        try:
+            return sum(
+                1
+                for p in self.path.iterdir()
+                if p.is_dir() and p.name.isdigit() and any(p.glob("scalar.*.ipc"))
+            )
+        except OSError:
+            return 0
+
     def close(self) -> None:
         """Flush (read-write) and release the collection's file lock; idempotent."""
         if self._c is None:

@@ -104,6 +104,8 @@ def build_replacement(
             inserted.update(row.chunk_id for row in fresh)
             faults.reach("rebuild-batch")
         collection.flush()
+        if collection.segment_count() > 1:
+            collection.optimize()
         present = collection.present(sorted(expected_ids)) if expected_ids else set()
         count = collection.count()
     finally:

@@ -280,6 +280,22 @@ class StoreWriter:
         """Rows in the canonical store."""
         return self._c.count()
 
+    def compact(self) -> bool:
+        """Merge segments when there is more than one; returns whether it did.
+
+        zvec computes BM25 statistics per segment: the few chunks an incremental ingest
+        adds would otherwise sit in a tiny segment whose inverse document frequencies are
+        near zero, and rank far below the same text in the large segment. One segment
+        keeps keyword scores comparable across the whole store.
+        """
+        self.lock.assert_held()
+        self._settle()
+        if self._c.segment_count() <= 1:
+            return False
+        self._c.optimize()
+        faults.reach("store-compacted")
+        return True
+
     def close(self) -> None:
         """Flush and close the canonical collection; idempotent."""
         if self._collection is None:
