@@ -167,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
             ctx.progress(f"== {scenario.name}")
             try:
                 rows.extend(scenario.fn(ctx))
-            except (BenchError, OSError, ValueError, KeyError) as exc:
+            except Exception as exc:  # one broken scenario must not lose the others
                 message = str(exc)
                 ctx.progress(f"{scenario.name} failed:\n{message}")
                 if not isinstance(exc, BenchError):

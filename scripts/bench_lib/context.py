@@ -155,7 +155,7 @@ class Context:
     def indexed(self, n: int) -> Path:
         """A copy of the pristine corpus after one ``ingest --all`` (shared; read-only use)."""
         if n not in self._indexed:
-            repo = copy_repo(self.pristine(n), self.indexed_path(n))
+            repo = copy_repo(self.pristine(n), self.indexed_path(n), self.git)
             self.progress(f"indexing the shared N={n} repository")
             self.run_ragit(repo, "ingest", "--all", "--format", "json")
             self._indexed[n] = repo
@@ -174,7 +174,7 @@ class Context:
 
     def rfcs_indexed(self) -> Path:
         if "rfcs" not in self._indexed:
-            repo = copy_repo(self.rfcs_pristine(), self.indexed_path("rfcs"))
+            repo = copy_repo(self.rfcs_pristine(), self.indexed_path("rfcs"), self.git)
             self.run_ragit(repo, "ingest", "--all", "--format", "json")
             self._indexed["rfcs"] = repo
         return self._indexed["rfcs"]

@@ -174,12 +174,19 @@ class Generator:
         return sorted(t.relative_to(repo).as_posix() for t in targets)
 
 
-def copy_repo(src: Path, dst: Path) -> Path:
-    """A byte copy of a repository (its ``.git`` and ``.ragit`` included)."""
+def copy_repo(src: Path, dst: Path, git: Git) -> Path:
+    """A byte copy of a repository (its ``.git`` and ``.ragit`` included), index refreshed.
+
+    A copy has new inodes and ctimes, so the stat data cached in git's index no
+    longer matches and every status check would re-hash every file (1.1 s at
+    N=10,000, against 0.06 s in a normal checkout). ``update-index --refresh``
+    rewrites the stat data, as any git command in a real checkout would have.
+    """
     if dst.exists():
         shutil.rmtree(dst)
     dst.parent.mkdir(parents=True, exist_ok=True)
     shutil.copytree(src, dst, symlinks=True)
+    git(dst, "update-index", "-q", "--refresh")
     return dst
 
 

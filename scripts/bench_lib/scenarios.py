@@ -122,11 +122,11 @@ def measure_ingest_all(
         adopt = i == total - 1 and not ctx.has_indexed(corpus)
         if adopt:
             run_dir = None
-            repo = copy_repo(pristine, ctx.indexed_path(corpus))
+            repo = copy_repo(pristine, ctx.indexed_path(corpus), ctx.git)
             env = ctx.env
         else:
             run_dir = ctx.scratch(f"{scenario}-ingest")
-            repo = copy_repo(pristine, run_dir / "repo")
+            repo = copy_repo(pristine, run_dir / "repo", ctx.git)
             env = ctx.fresh_cache_env(run_dir)
         counted = i >= ctx.opts.warmup
         label = (
@@ -231,7 +231,7 @@ def ingest_all(ctx: Context) -> list[Row]:
 def ingest_again(ctx: Context) -> list[Row]:
     n = ctx.opts.n
     run_dir = ctx.scratch("ingest-again")
-    repo = copy_repo(ctx.indexed(n), run_dir / "repo")
+    repo = copy_repo(ctx.indexed(n), run_dir / "repo", ctx.git)
     env = ctx.fresh_cache_env(run_dir)
     # The first ingest in this copy's place publishes its reader copy; from then on
     # nothing may change.
@@ -271,7 +271,7 @@ def ingest_since(ctx: Context) -> list[Row]:
     mutated: list[str] = []
     for i in range(ctx.opts.warmup + ctx.opts.runs):
         run_dir = ctx.scratch("ingest-since")
-        repo = copy_repo(indexed, run_dir / "repo")
+        repo = copy_repo(indexed, run_dir / "repo", ctx.git)
         env = ctx.fresh_cache_env(run_dir)
         mutated.append(ctx.gen.mutate(repo, seed=7))
         sample = ctx.run_ragit(repo, "ingest", "--since", "HEAD~1", "--format", "json", env=env)
@@ -338,7 +338,7 @@ def status(ctx: Context) -> list[Row]:
 def sizes(ctx: Context) -> list[Row]:
     n = ctx.opts.n
     run_dir = ctx.scratch("sizes")
-    repo = copy_repo(ctx.indexed(n), run_dir / "repo")
+    repo = copy_repo(ctx.indexed(n), run_dir / "repo", ctx.git)
     env = ctx.fresh_cache_env(run_dir)
     store1 = _store_mib(repo)
     # Allocated blocks of the uncopied store: a copy fills the holes of sparse files.
@@ -423,7 +423,7 @@ def sizes(ctx: Context) -> list[Row]:
 def history(ctx: Context) -> list[Row]:
     n = ctx.opts.n
     run_dir = ctx.scratch("history")
-    repo = copy_repo(ctx.indexed(n), run_dir / "repo")
+    repo = copy_repo(ctx.indexed(n), run_dir / "repo", ctx.git)
     env = ctx.fresh_cache_env(run_dir)
     store1 = _store_mib(repo)
     per_commit = max(1, n // 100)
@@ -493,8 +493,8 @@ def _cold_samples(
 def snapshots_scaling(ctx: Context) -> list[Row]:
     n = ctx.opts.n
     indexed = ctx.indexed(n)
-    one = copy_repo(indexed, ctx.scratch("scaling-1") / "repo")
-    many = copy_repo(indexed, ctx.scratch("scaling-50") / "repo")
+    one = copy_repo(indexed, ctx.scratch("scaling-1") / "repo", ctx.git)
+    many = copy_repo(indexed, ctx.scratch("scaling-50") / "repo", ctx.git)
     env = ctx.fresh_cache_env(one.parent)
     ingests: list[Sample] = []
     for i in range(SNAPSHOTS - 1):
@@ -625,7 +625,7 @@ def mcp(ctx: Context) -> list[Row]:
     cold_first: list[float] = []
     for _ in range(ctx.opts.runs):
         run_dir = ctx.scratch("mcp-cold")
-        cold_repo = copy_repo(repo, run_dir / "repo")
+        cold_repo = copy_repo(repo, run_dir / "repo", ctx.git)
         env = ctx.fresh_cache_env(run_dir)
         with StdioClient([*mcp_argv, "--cwd", str(cold_repo)], cwd=cold_repo, env=env) as client:
             client.initialize()
