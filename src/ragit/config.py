@@ -69,7 +69,8 @@ class HooksConfig(_Section):
 
 
 class RetrievalConfig(_Section):
-    alpha: float = Field(default=0.3, ge=0.0, le=1.0)
+    # None: the embedding provider's measured default (0.3 for local-placeholder).
+    alpha: float | None = Field(default=None, ge=0.0, le=1.0)
     top_k: int = Field(default=5, ge=1, le=200)
 
 

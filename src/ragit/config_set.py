@@ -7,6 +7,8 @@ through tomlkit so comments, key order and every other byte of the file survive.
 from __future__ import annotations
 
 import json
+import types
+import typing
 from typing import Any
 
 from pydantic import ValidationError
@@ -33,6 +35,9 @@ def _coerce(section: str, key: str, raw: str) -> Any:
     model = SECTIONS[section]
     annotation = model.model_fields[key].annotation
     text = raw.strip()
+    args = [a for a in typing.get_args(annotation) if a is not type(None)]
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType) and len(args) == 1:
+        annotation = args[0]  # Optional[X]: a value given on the command line is an X
     origin = getattr(annotation, "__origin__", None)
     if annotation is bool:
         if text not in ("true", "false"):

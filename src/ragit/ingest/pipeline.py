@@ -606,6 +606,7 @@ def run_ingest(
     for row in plan.artifact_rows:
         new_rows.setdefault(row.chunk_id, row)
     manifest = _build_manifest(plan, git, embedder.profile)
+    _check_store_profile(ws, embedder.profile.as_dict(), plan, dry_run=req.dry_run)
     noop = plan.existing_target is not None and _same_docs(plan.existing_target, manifest)
     data: dict[str, Any] = {
         "mode": "dry-run" if req.dry_run else "apply",
@@ -665,6 +666,27 @@ def run_ingest(
         "storeMs": store_ms,
     }
     return data
+
+
+def _check_store_profile(
+    ws: Workspace, profile: dict[str, Any], plan: _Plan, *, dry_run: bool
+) -> None:
+    """A store holding another embedding profile must be migrated before any ingest."""
+    from ragit.contract.errors import EmbeddingMigrationRequired
+    from ragit.store import read_meta
+
+    try:
+        meta = read_meta(ws)
+    except RagitError:
+        return  # a corrupt store is the writer's and doctor's business
+    if meta is None or meta.chunk_count == 0:
+        return
+    if meta.embedding.get("namespaceId") == profile["namespaceId"]:
+        return
+    error = EmbeddingMigrationRequired(dict(meta.embedding), profile)
+    if not dry_run:
+        raise error
+    plan.blockers.append({"code": error.code, "details": error.details})
 
 
 def _dry_run_lock_blockers(ws: Workspace, data: dict[str, Any]) -> None:

@@ -220,7 +220,8 @@ def artifact_hits(
     if embedder is not None:
         from ragit.config import load_config
 
-        alpha = load_config(ws).retrieval.alpha
+        configured = load_config(ws).retrieval.alpha
+        alpha = configured if configured is not None else 0.3
         if alpha > 0:
             embedded = embedder.embed([question, *(u["text"] for _r, u, _s in units)])
             query_vec = embedded[0]

@@ -43,6 +43,8 @@ AUTHORITY_WEIGHTS = {
     "user_asserted": 0.8,
     "assistant_inferred": 0.6,
 }
+# retrieval.alpha measured for the offline n-gram embedding (local-placeholder).
+NGRAM_ALPHA = 0.3
 SCOPE_AUTHORITY = {"durable": 1.0, "harness": 0.9, "session": 0.8, "evidence": 0.4}
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -163,6 +165,7 @@ def retrieve_durable(
     top_k: int,
     alpha: float,
     pool: int | None = None,
+    multilingual: bool = True,
 ) -> list[Hit]:
     """Rank the durable chunks of ``manifest`` for ``question``; return the top ``top_k`` hits.
 
@@ -175,6 +178,9 @@ def retrieve_durable(
     want = pool or max(top_k * 4, 40)
     size = max(getattr(reader, "chunk_count", 0), len(owners))
     w_en, w_cjk = script_weights(question)
+    # An English-only embedding model says nothing about the Korean part of a question:
+    # for that share the vector signal comes from the offline character n-gram embedding.
+    ngram_share = 0.0 if multilingual else w_cjk
     bm25_en: dict[str, float] = {}
     bm25_cjk: dict[str, float] = {}
     if w_en > 0 and question.strip():
@@ -205,6 +211,8 @@ def retrieve_durable(
     max_vec = max(vec_hits.values(), default=0.0)
     w_sum = (w_en if max_en > 0 else 0.0) + (w_cjk if max_cjk > 0 else 0.0)
     stored = reader.fetch(sorted(candidates))
+    ngram = _ngram_similarities(question, stored) if ngram_share > 0 else {}
+    max_ngram = max(ngram.values(), default=0.0)
     hits: list[Hit] = []
     for cid in candidates:
         chunk = stored.get(cid)
@@ -220,6 +228,14 @@ def retrieve_durable(
             mode, a = "keyword", 0.0
         else:
             mode, a = "hybrid", alpha
+        if ngram_share > 0 and mode == "hybrid":
+            # Each part of the question is weighed with its own signal's measured alpha:
+            # the model's for the English part, the n-gram embedding's for the CJK part.
+            n_gram = ngram.get(cid, 0.0) / max_ngram if max_ngram > 0 else 0.0
+            a_model = (1.0 - ngram_share) * alpha
+            a_ngram = ngram_share * NGRAM_ALPHA
+            a = a_model + a_ngram
+            vector = (a_model * vector + a_ngram * n_gram) / a if a > 0 else 0.0
         retrieval = a * vector + (1.0 - a) * keyword
         authority_w = AUTHORITY_WEIGHTS["promoted_durable"]
         recency_w = 1.0
@@ -249,6 +265,29 @@ def retrieve_durable(
             )
     hits.sort(key=Hit.sort_key)
     return hits[:top_k]
+
+
+def _ngram_similarities(question: str, stored: dict[str, Any]) -> dict[str, float]:
+    """Cosine of the offline character n-gram embedding (local-placeholder) per candidate."""
+    from ragit.embed.profile import (
+        PLACEHOLDER,
+        PLACEHOLDER_DEFAULT_DIMENSIONS,
+        PLACEHOLDER_MODEL,
+        PLACEHOLDER_VERSION,
+        EmbeddingProfile,
+    )
+    from ragit.embed.providers.placeholder import PlaceholderEmbedder
+
+    embedder = PlaceholderEmbedder(
+        EmbeddingProfile(PLACEHOLDER, PLACEHOLDER_MODEL, PLACEHOLDER_DEFAULT_DIMENSIONS,
+                         PLACEHOLDER_VERSION)
+    )
+    query = embedder.vector(question)
+    out: dict[str, float] = {}
+    for cid, chunk in stored.items():
+        text = f"{chunk.heading_path}\n{chunk.text}" if chunk.heading_path else chunk.text
+        out[cid] = _cosine(query, embedder.vector(text))
+    return out
 
 
 def breakdown(hit: Hit) -> dict[str, Any]:

@@ -141,12 +141,16 @@ class Engine:
             embedding_cfg = profile_from_store(store_profile, cfg.embedding)
         key = repr(store_profile)
         if self._embedder is None or self._embedder_key != key:
-            self._embedder = build_embedder(
-                self.ws.root,
-                embedding_cfg,
-                cfg.security,
-                mode="mcp" if self.mode == "mcp" else "cli",
+            from ragit.embed import resolve_profile
+
+            # A question embedded on this machine is computed again more cheaply than a
+            # cache file is written and read: only remote vectors are cached by the CLI
+            # (so that the read-only MCP server can reuse them).
+            local = resolve_profile(embedding_cfg).egress == "local"
+            mode: Literal["cli", "dry-run", "mcp"] = (
+                "mcp" if self.mode == "mcp" else ("dry-run" if local else "cli")
             )
+            self._embedder = build_embedder(self.ws.root, embedding_cfg, cfg.security, mode=mode)
             self._embedder_key = key
         vectors: list[list[float]] = self._embedder.embed([text])
         return vectors[0]
@@ -172,8 +176,11 @@ def _retrieve(
     cfg = load_config(ws)
     hits: list[Hit] = []
     if scope in ("durable", "all"):
+        from ragit.embed import provider_spec
+
         reader = engine.reader(selection.resolved_sha)
-        alpha = cfg.retrieval.alpha
+        spec = provider_spec(str(reader.embedding.get("provider", "local-placeholder")))
+        alpha = cfg.retrieval.alpha if cfg.retrieval.alpha is not None else spec.default_alpha
         vector = engine.embed_question(text, reader.embedding) if alpha > 0 else None
         hits = retrieve_durable(
             selection.manifest,
@@ -183,6 +190,7 @@ def _retrieve(
             vector,
             top_k=top_k,
             alpha=alpha,
+            multilingual=spec.multilingual,
         )
     if scope != "durable":
         from ragit.retrieve.artifacts import KEYWORD_ONLY_WARNING, artifact_hits, merge_hits

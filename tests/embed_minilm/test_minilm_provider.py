@@ -1,0 +1,83 @@
+"""The local-minilm provider end to end: config, migration, query, doctor, MCP read-only."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fixtures.build import build_fixture
+from tests.embed_minilm.conftest import MODEL_SKIP_REASON, model_package_installed
+
+pytestmark = pytest.mark.skipif(not model_package_installed(), reason=MODEL_SKIP_REASON)
+
+
+def ragit(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "RAGIT_PROGRESS": "1"}
+    return subprocess.run([sys.executable, "-m", "ragit", *args], cwd=repo, env=env,
+                          capture_output=True, text=True, check=False)
+
+
+def data(proc: subprocess.CompletedProcess[str]) -> Any:
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    return json.loads(proc.stdout.splitlines()[-1])["data"]
+
+
+def _tree(root: Path) -> dict[str, tuple[str, int]]:
+    out = {}
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and ".git" not in path.relative_to(root).parts[:1]:
+            out[str(path.relative_to(root))] = (
+                hashlib.sha256(path.read_bytes()).hexdigest(), path.stat().st_mtime_ns)
+    return out
+
+
+@pytest.fixture(scope="module")
+def minilm_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    repo = tmp_path_factory.mktemp("minilm") / "repo"
+    build_fixture("docs-basic", repo)
+    assert ragit(repo, "init", "--yes").returncode == 0
+    subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
+    subprocess.run(["git", "commit", "-qm", "init"], cwd=repo, check=True)
+    assert data(ragit(repo, "ingest", "--all", "--format", "json"))["embedded"] > 0
+    return repo
+
+
+def test_switching_to_minilm_needs_a_migration_that_keeps_manifests(minilm_repo: Path) -> None:
+    """Contract-mandated (issue 9, §10): a new profile is migrated; manifests are untouched."""
+    manifests = {p.name: p.read_bytes() for p in (minilm_repo / ".ragit" / "manifest").iterdir()}
+    assert ragit(minilm_repo, "config", "set", "embedding.provider", "local-minilm").returncode == 0
+    status = data(ragit(minilm_repo, "status", "--format", "json"))
+    assert status["embedding"]["store"]["provider"] == "local-placeholder"
+    blocked = ragit(minilm_repo, "ingest", "--all", "--format", "json")
+    assert blocked.returncode == 3
+    plan = data(ragit(minilm_repo, "migrate", "embeddings", "--dry-run", "--format", "json"))
+    assert plan["migrationNeeded"] is True and plan["targetContract"]["dimensions"] == 384
+    migrate = ragit(minilm_repo, "migrate", "embeddings", "--format", "json")
+    result = data(migrate)
+    assert result["migrated"] is True
+    assert "embedding 70 chunks" in migrate.stderr and "[ragit]" not in migrate.stdout
+    after = {p.name: p.read_bytes() for p in (minilm_repo / ".ragit" / "manifest").iterdir()}
+    assert after == manifests
+    hits = data(ragit(minilm_repo, "query", "how do we make retried payments safe?",
+                      "--format", "json"))["hits"]
+    assert "docs/adr/0002-idempotency-keys.md" in [h["path"] for h in hits[:3]]
+    doctor = ragit(minilm_repo, "doctor", "--format", "json")
+    assert doctor.returncode == 0, doctor.stdout
+
+
+def test_minilm_query_writes_nothing_in_the_repository(minilm_repo: Path) -> None:
+    """Implementation choice: local question vectors are computed, never cached."""
+    if data(ragit(minilm_repo, "status", "--format", "json"))["embedding"]["store"][
+        "provider"
+    ] != "local-minilm":
+        pytest.skip("runs after the migration test in the same module")
+    before = _tree(minilm_repo)
+    data(ragit(minilm_repo, "query", "ledger balance snapshots", "--format", "json"))
+    assert _tree(minilm_repo) == before
