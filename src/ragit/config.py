@@ -10,6 +10,7 @@ lazily, so readers such as the MCP server never import a config writer.
 from __future__ import annotations
 
 import importlib
+import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -143,13 +144,13 @@ def default_config_toml() -> str:
     return tomlkit.dumps(doc)
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
+def _read_toml(path: Path, shown: str | None = None) -> dict[str, Any]:
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
         return {}
     except OSError as exc:
-        raise ConfigInvalid(str(path), None, f"unreadable ({exc.strerror})") from exc
+        raise ConfigInvalid(shown or str(path), None, f"unreadable ({exc.strerror})") from exc
     try:
         text = raw.decode("utf-8")
         if sys.version_info >= (3, 11):
@@ -162,7 +163,26 @@ def _read_toml(path: Path) -> dict[str, Any]:
             parsed = tomlkit.loads(text).unwrap()
         return parsed
     except Exception as exc:
-        raise ConfigInvalid(str(path), None, f"not valid TOML ({type(exc).__name__})") from exc
+        reason = f"not valid TOML ({type(exc).__name__})"
+        raise ConfigInvalid(shown or str(path), None, reason) from exc
+
+
+def _default_fix(key: str) -> str | None:
+    """`ragit config set <key> <default>` for a known key, else None (the generic hint)."""
+    section, _, name = key.partition(".")
+    model = SECTIONS.get(section)
+    if model is None or name not in model.model_fields:
+        return None
+    default = model.model_fields[name].get_default(call_default_factory=True)
+    if default is None:
+        return None
+    if isinstance(default, bool):
+        text = "true" if default else "false"
+    elif isinstance(default, list):
+        text = "'" + json.dumps(default) + "'"
+    else:
+        text = str(default)
+    return f"ragit config set {key} {text}"
 
 
 def load_config(ws: Workspace) -> RagitConfig:
@@ -171,18 +191,20 @@ def load_config(ws: Workspace) -> RagitConfig:
     Raises:
         ConfigInvalid: unreadable file, invalid TOML, or a known key with a wrong value.
     """
-    data = _read_toml(ws.config_path)
+    data = _read_toml(ws.config_path, ws.relative(ws.config_path))
     try:
         return RagitConfig.model_validate(data)
     except ValidationError as exc:
         first = exc.errors(include_url=False, include_input=False)[0]
         key = ".".join(str(p) for p in first["loc"][:2])
-        raise ConfigInvalid(ws.relative(ws.config_path), key, str(first["msg"])) from None
+        raise ConfigInvalid(
+            ws.relative(ws.config_path), key, str(first["msg"]), recovery=_default_fix(key)
+        ) from None
 
 
 def unknown_keys(ws: Workspace) -> list[str]:
     """Keys present in the file that RAGit does not honour (reported by doctor)."""
-    data = _read_toml(ws.config_path)
+    data = _read_toml(ws.config_path, ws.relative(ws.config_path))
     out: list[str] = []
     for section, table in data.items():
         model = SECTIONS.get(section)

@@ -113,7 +113,12 @@ def set_value(ws: Workspace, dotted: str, raw: str, *, dry_run: bool) -> ConfigS
     if section == "output" and key == "format" and value in ("markdown", "table"):
         value = "text"
     text = ws.config_path.read_text(encoding="utf-8")
-    doc = tomlkit.parse(text)
+    try:
+        doc = tomlkit.parse(text)
+    except Exception as exc:  # noqa: BLE001 - any parse failure is an invalid config
+        raise ConfigInvalid(
+            ws.relative(ws.config_path), None, f"not valid TOML ({type(exc).__name__})"
+        ) from exc
     table = doc.get(section)
     if table is None:
         table = tomlkit.table()

@@ -242,12 +242,20 @@ class NotInitialized(NotReadyError):
 class ConfigInvalid(NotReadyError):
     code = "CONFIG_INVALID"
 
-    def __init__(self, path: str, key: str | None, reason: str) -> None:
+    def __init__(
+        self, path: str, key: str | None, reason: str, *, recovery: str | None = None
+    ) -> None:
         where = f"{path} ({key})" if key else path
+        if recovery is None:
+            recovery = (
+                f"ragit config set {key} <value>"
+                if key
+                else f"mv {path} {path}.bak && ragit init --yes"
+            )
         super().__init__(
             f"configuration {where} is invalid: {reason}",
             details={"path": path, "key": key, "reason": reason},
-            recovery=f"ragit config set {key} <value>" if key else "ragit doctor",
+            recovery=recovery,
         )
 
 

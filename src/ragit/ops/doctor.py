@@ -86,7 +86,7 @@ class _Doctor:
         try:
             self.cfg = load_config(self.ws)
         except RagitError as exc:
-            self.add("ragit.config", False, exc.message, _config_recovery(exc))
+            self.add("ragit.config", False, exc.message, exc.recovery)
             return
         unknown = unknown_keys(self.ws)
         detail = "valid" + (f"; keys RAGit ignores: {', '.join(unknown)}" if unknown else "")
@@ -282,22 +282,6 @@ def _built_by_older_chunker(manifest: Any) -> bool:
     from ragit.ingest.ids import version_id
 
     return any(d.version_id != version_id(d.document_id, d.blob_sha) for d in manifest.docs)
-
-
-def _config_recovery(exc: RagitError) -> str | None:
-    """For a bad value, the `config set` that restores the key's default (runnable as is)."""
-    import shlex
-
-    from ragit.config import RagitConfig
-
-    key = exc.details.get("key") if exc.code == "CONFIG_INVALID" else None
-    section, _, name = str(key or "").partition(".")
-    default = getattr(getattr(RagitConfig(), section, None), name, None)
-    if isinstance(default, bool):
-        return f"ragit config set {key} {str(default).lower()}"
-    if isinstance(default, (int, float, str)) and str(default):
-        return f"ragit config set {key} {shlex.quote(str(default))}"
-    return exc.recovery
 
 
 def run_doctor(ws: Workspace) -> tuple[dict[str, Any], RagitError | None]:

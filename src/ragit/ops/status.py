@@ -41,6 +41,14 @@ def _snapshot_block(ws: Workspace, git: GitRepo, dirty: dict[str, str]) -> dict[
         ancestor = nearest_indexed_ancestor(ws, git, head.sha)
         block["nearestIndexedAncestor"] = ancestor
         block["recovery"] = f"ragit ingest --since {ancestor}" if ancestor else "ragit ingest --all"
+        candidates = _dirty_candidates(ws, dirty)
+        block["dirtyCandidates"] = candidates
+        if candidates:
+            block["reason"] = (
+                f"no manifest for HEAD, and {len(candidates)} document candidate(s) have "
+                "uncommitted changes that block ingest"
+            )
+            block["recovery"] = "git add " + " ".join(candidates[:10]) + " && git commit"
         return block
     except (SnapshotManifestInvalid, CorruptError) as exc:
         block["status"] = "invalid"
@@ -50,7 +58,7 @@ def _snapshot_block(ws: Workspace, git: GitRepo, dirty: dict[str, str]) -> dict[
         return block
     block["documents"] = len(manifest.docs)
     block["chunks"] = len(manifest.durable_chunk_ids())
-    store_problem = _store_problem(ws, manifest.embedding.namespace_id)
+    store_problem = _store_problem(ws)
     if store_problem:
         block["status"] = "store-unavailable"
         block["reason"] = store_problem
@@ -60,7 +68,22 @@ def _snapshot_block(ws: Workspace, git: GitRepo, dirty: dict[str, str]) -> dict[
     return block
 
 
-def _store_problem(ws: Workspace, namespace_id: str) -> str | None:
+def _dirty_candidates(ws: Workspace, dirty: dict[str, str]) -> list[str]:
+    """Dirty paths on the implicit ingest surface (the ones that would block `ingest`)."""
+    from ragit.config import load_config
+    from ragit.ingest.surface import SurfaceMatcher
+
+    if not dirty:
+        return []
+    try:
+        cfg = load_config(ws)
+    except RagitError:
+        return []
+    surface = SurfaceMatcher(cfg.ingest.doc_globs, cfg.ingest.include, cfg.ingest.exclude)
+    return sorted(path for path in dirty if surface.matches(path))
+
+
+def _store_problem(ws: Workspace) -> str | None:
     from ragit.store import read_meta
 
     try:
@@ -71,8 +94,8 @@ def _store_problem(ws: Workspace, namespace_id: str) -> str | None:
         return "the store does not exist (.ragit/store is missing)"
     if not (ws.store_dir / "chunks").is_dir():
         return "the store's chunk collection is missing"
-    if meta.embedding.get("namespaceId") != namespace_id:
-        return "the store holds another embedding profile than the snapshot"
+    # A store migrated to another embedding profile still serves every snapshot: chunk
+    # ids do not depend on the profile, so the manifest's profile is history, not a key.
     return None
 
 

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import Field, StrictBool, StrictInt
 
-from ragit.contract.errors import RagitError, SnapshotStoreUnavailable
+from ragit.contract.errors import CorruptError, RagitError, SnapshotStoreUnavailable
 from ragit.contract.inputs import positive_int, required_text
 from ragit.contract.models import InputModel
 from ragit.retrieve.engine import Hit, retrieve_durable
@@ -111,6 +111,11 @@ class Engine:
 
         try:
             meta = read_meta(self.ws)
+        except CorruptError as exc:
+            # A corrupt or future store metadata file is exit 4, as it says; name the snapshot.
+            if "resolvedSha" in exc.details and exc.details["resolvedSha"] is None:
+                exc.details["resolvedSha"] = resolved_sha
+            raise
         except RagitError as exc:
             raise SnapshotStoreUnavailable(resolved_sha, exc.message) from exc
         if meta is None:
