@@ -227,8 +227,16 @@ def main() -> int:
             "max": max(latencies),
         },
         "config": dict(config),
-        "cases": [{"id": c["id"], "ndcgAt10": round(c["ndcgAt10"], 4), "ranked": c["ranked"],
-                   "judgments": c["judgments"], "query": c["query"]} for c in cases],
+        "caseResults": [
+            {
+                "id": c["id"],
+                "ndcgAt10": round(c["ndcgAt10"], 4),
+                "ranked": c["ranked"],
+                "judgments": c["judgments"],
+                "query": c["query"],
+            }
+            for c in cases
+        ],
         "worst": sorted(
             (
                 {"id": c["id"], "ndcgAt10": round(c["ndcgAt10"], 4), "top3": c["ranked"][:3]}

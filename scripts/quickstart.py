@@ -54,10 +54,35 @@ def main() -> int:
         run([ragit, "ingest", "--all", "--dry-run", "--format", "text"], repo, env)
         run([ragit, "ingest", "--all", "--format", "text"], repo, env)
         run([ragit, "status", "--format", "text"], repo, env)
-        run([ragit, "query", "why do writes need idempotency keys?", "--top-k", "3",
-             "--format", "text"], repo, env)
-        run([ragit, "context", "pack", "plan the ledger MVP", "--budget", "300",
-             "--view", "minimal", "--format", "text"], repo, env)
+        run(
+            [
+                ragit,
+                "query",
+                "why do writes need idempotency keys?",
+                "--top-k",
+                "3",
+                "--format",
+                "text",
+            ],
+            repo,
+            env,
+        )
+        run(
+            [
+                ragit,
+                "context",
+                "pack",
+                "plan the ledger MVP",
+                "--budget",
+                "300",
+                "--view",
+                "minimal",
+                "--format",
+                "text",
+            ],
+            repo,
+            env,
+        )
         print("\nDone. Agents call the same commands with --format json (see README.md).")
         if args.keep:
             print(f"repository kept at {repo}")

@@ -71,7 +71,7 @@ def _raw_value(ws: Workspace, section: str, key: str) -> Any:
 
     try:
         doc = tomlkit.parse(ws.config_path.read_text(encoding="utf-8")).unwrap()
-    except Exception:  # noqa: BLE001 - an unparseable file has no previous value to report
+    except Exception:
         return None
     table = doc.get(section)
     return table.get(key) if isinstance(table, dict) else None
@@ -115,7 +115,7 @@ def set_value(ws: Workspace, dotted: str, raw: str, *, dry_run: bool) -> ConfigS
     text = ws.config_path.read_text(encoding="utf-8")
     try:
         doc = tomlkit.parse(text)
-    except Exception as exc:  # noqa: BLE001 - any parse failure is an invalid config
+    except Exception as exc:
         raise ConfigInvalid(
             ws.relative(ws.config_path), None, f"not valid TOML ({type(exc).__name__})"
         ) from exc

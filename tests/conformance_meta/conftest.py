@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from conformance.suite import REPO_ROOT, SUITE_ROOT, Suite
 
 FAKE_CLI = textwrap.dedent(

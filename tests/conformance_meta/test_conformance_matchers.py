@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from conformance.matchers import MatchContext, lint, match
 
 SHA = "0123456789abcdef0123456789abcdef01234567"

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from conformance.engine import CaseResult, FixtureCache, Impl, run_case
 from conformance.runner import classify, main
 from conformance.suite import REPO_ROOT, Suite, load_case

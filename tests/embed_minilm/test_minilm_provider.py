@@ -11,17 +11,23 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.embed_minilm.conftest import MODEL_SKIP_REASON, model_package_installed
 
 from fixtures.build import build_fixture
-from tests.embed_minilm.conftest import MODEL_SKIP_REASON, model_package_installed
 
 pytestmark = pytest.mark.skipif(not model_package_installed(), reason=MODEL_SKIP_REASON)
 
 
 def ragit(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "RAGIT_PROGRESS": "1"}
-    return subprocess.run([sys.executable, "-m", "ragit", *args], cwd=repo, env=env,
-                          capture_output=True, text=True, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "ragit", *args],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
 
 
 def data(proc: subprocess.CompletedProcess[str]) -> Any:
@@ -34,7 +40,9 @@ def _tree(root: Path) -> dict[str, tuple[str, int]]:
     for path in sorted(root.rglob("*")):
         if path.is_file() and ".git" not in path.relative_to(root).parts[:1]:
             out[str(path.relative_to(root))] = (
-                hashlib.sha256(path.read_bytes()).hexdigest(), path.stat().st_mtime_ns)
+                hashlib.sha256(path.read_bytes()).hexdigest(),
+                path.stat().st_mtime_ns,
+            )
     return out
 
 
@@ -65,8 +73,9 @@ def test_switching_to_minilm_needs_a_migration_that_keeps_manifests(minilm_repo:
     assert "embedding 70 chunks" in migrate.stderr and "[ragit]" not in migrate.stdout
     after = {p.name: p.read_bytes() for p in (minilm_repo / ".ragit" / "manifest").iterdir()}
     assert after == manifests
-    hits = data(ragit(minilm_repo, "query", "how do we make retried payments safe?",
-                      "--format", "json"))["hits"]
+    hits = data(
+        ragit(minilm_repo, "query", "how do we make retried payments safe?", "--format", "json")
+    )["hits"]
     assert "docs/adr/0002-idempotency-keys.md" in [h["path"] for h in hits[:3]]
     doctor = ragit(minilm_repo, "doctor", "--format", "json")
     assert doctor.returncode == 0, doctor.stdout
@@ -74,9 +83,10 @@ def test_switching_to_minilm_needs_a_migration_that_keeps_manifests(minilm_repo:
 
 def test_minilm_query_writes_nothing_in_the_repository(minilm_repo: Path) -> None:
     """Implementation choice: local question vectors are computed, never cached."""
-    if data(ragit(minilm_repo, "status", "--format", "json"))["embedding"]["store"][
-        "provider"
-    ] != "local-minilm":
+    if (
+        data(ragit(minilm_repo, "status", "--format", "json"))["embedding"]["store"]["provider"]
+        != "local-minilm"
+    ):
         pytest.skip("runs after the migration test in the same module")
     before = _tree(minilm_repo)
     data(ragit(minilm_repo, "query", "ledger balance snapshots", "--format", "json"))

@@ -61,8 +61,9 @@ def _log(root: Path) -> list[dict]:
     return [json.loads(line) for line in text.splitlines() if line.startswith("{")]
 
 
-def _wait_for_ingest(root: Path, sha: str, hook: str | None = None, *,
-                     tolerate_failures: bool = False) -> dict:
+def _wait_for_ingest(
+    root: Path, sha: str, hook: str | None = None, *, tolerate_failures: bool = False
+) -> dict:
     """The hooks.log record of a successful ingest of ``sha`` (by ``hook``), bounded poll.
 
     Any failed hook run fails the test at once, unless ``tolerate_failures`` (a rebase fires
@@ -126,8 +127,15 @@ def test_git_commit_returns_while_the_hook_ingest_is_still_running(tmp_path: Pat
     repo.git("add", "--", ADR)
 
     env = {**os.environ, "RAGIT_FAULT_PAUSE_AT": "prepared", "RAGIT_FAULT_RELEASE": str(release)}
-    done = subprocess.run(["git", "commit", "-q", "-m", "held"], cwd=repo.root, env=env,
-                          capture_output=True, text=True, timeout=TIMEOUT, check=True)
+    done = subprocess.run(
+        ["git", "commit", "-q", "-m", "held"],
+        cwd=repo.root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=True,
+    )
     head = repo.head()
     try:
         deadline = time.monotonic() + TIMEOUT
@@ -225,7 +233,7 @@ def test_a_foreign_hook_is_chained_keeps_its_exit_status_and_is_restored_by_unin
     foreign = {
         "post-commit": "#!/bin/sh\n"
         'echo foreign post-commit >> "$(git rev-parse --show-toplevel)/foreign.log"\n',
-        "post-checkout": "#!/bin/sh\necho foreign post-checkout \"$3\"\nexit 5\n",
+        "post-checkout": '#!/bin/sh\necho foreign post-checkout "$3"\nexit 5\n',
     }
     for name, text in foreign.items():
         (hooks / name).write_text(text, encoding="utf-8")
@@ -236,8 +244,12 @@ def test_a_foreign_hook_is_chained_keeps_its_exit_status_and_is_restored_by_unin
 
     assert installed.code == 0, installed.output
     chained = {h["name"]: h["chained"] for h in installed.data["hooks"]}
-    assert chained == {"post-commit": True, "post-merge": False, "post-rewrite": False,
-                       "post-checkout": True}
+    assert chained == {
+        "post-commit": True,
+        "post-merge": False,
+        "post-rewrite": False,
+        "post-checkout": True,
+    }
     for name in foreign:
         assert _digest(hooks / f"{name}.legacy") == originals[name]
     head = repo.commit(_edit_adr(repo, "Chained"), "chained")
@@ -245,8 +257,14 @@ def test_a_foreign_hook_is_chained_keeps_its_exit_status_and_is_restored_by_unin
     assert (repo.root / "foreign.log").read_text(encoding="utf-8") == "foreign post-commit\n"
     (repo.root / ADR).write_text("# scratch\n", encoding="utf-8")
     # post-checkout's exit status becomes git checkout's: the chained status must survive.
-    proc = subprocess.run(["git", "checkout", "--", ADR], cwd=repo.root, capture_output=True,
-                          text=True, timeout=TIMEOUT, check=False)
+    proc = subprocess.run(
+        ["git", "checkout", "--", ADR],
+        cwd=repo.root,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
     assert proc.returncode == 5 and "foreign post-checkout 0" in proc.stdout + proc.stderr
 
     removed = repo.ragit("hooks", "uninstall", "--format", "json")

@@ -65,8 +65,11 @@ def test_every_ingest_phase_is_covered_by_the_kill_test() -> None:
 
     src = Path(ragit.__file__).parent
     pattern = re.compile(r"(?:faults\.reach|\.advance)\(\s*\"([a-z-]+)\"")
-    reached = {name for rel in PHASE_SOURCES
-               for name in pattern.findall((src / rel).read_text(encoding="utf-8"))}
+    reached = {
+        name
+        for rel in PHASE_SOURCES
+        for name in pattern.findall((src / rel).read_text(encoding="utf-8"))
+    }
     reached |= {"prepared", "completed"}  # reached inside Journal.begin / Transaction.complete
     assert reached == set(BEFORE_MANIFEST + AFTER_MANIFEST)
 
@@ -142,8 +145,9 @@ def test_a_second_concurrent_ingest_gets_store_write_busy_and_the_store_survives
     """Contract §3/§6: one writer at a time; the loser gets STORE_WRITE_BUSY (exit 3, retryable)."""
     repo, base, before = _indexed_then_changed(tmp_path)
     release = tmp_path / "release"
-    first = repo.popen("ingest", env={"RAGIT_FAULT_PAUSE_AT": "store-written",
-                                      "RAGIT_FAULT_RELEASE": str(release)})
+    first = repo.popen(
+        "ingest", env={"RAGIT_FAULT_PAUSE_AT": "store-written", "RAGIT_FAULT_RELEASE": str(release)}
+    )
     try:
         wait_for_line(first.stderr, "ragit-fault: paused at store-written")
 
@@ -172,8 +176,10 @@ def test_a_query_during_a_paused_insert_answers_from_the_previous_generation(
     """Contract §6 / design §2.5: readers use the published copy; a writer never blocks them."""
     repo, base, before = _indexed_then_changed(tmp_path)
     release = tmp_path / "release"
-    writer = repo.popen("ingest", env={"RAGIT_FAULT_PAUSE_AT": "store-insert-batch",
-                                       "RAGIT_FAULT_RELEASE": str(release)})
+    writer = repo.popen(
+        "ingest",
+        env={"RAGIT_FAULT_PAUSE_AT": "store-insert-batch", "RAGIT_FAULT_RELEASE": str(release)},
+    )
     try:
         wait_for_line(writer.stderr, "ragit-fault: paused at store-insert-batch")
 

@@ -230,8 +230,9 @@ def test_targeted_input_paths_behave_like_path_flags(tmp_path: Path) -> None:
     assert data["baseMode"] == "partial-parent" and data["baseSha"] == DOCS_BASIC[2]
     assert data["skippedFiles"] == [{"path": "src/app.py", "reason": "not a markdown document"}]
     assert set(_docs(repo.manifest(DOCS_BASIC[3]))) == set(_docs(repo.manifest(DOCS_BASIC[2])))
-    stdin_run = repo.ragit("ingest", "--input", "-", "--dry-run",
-                           stdin=json.dumps({"paths": ["README.md"]}))
+    stdin_run = repo.ragit(
+        "ingest", "--input", "-", "--dry-run", stdin=json.dumps({"paths": ["README.md"]})
+    )
     assert stdin_run.code == 0 and stdin_run.data["baseMode"] == "partial-head"
 
 
@@ -273,8 +274,9 @@ def test_mixed_selectors_and_globs_escaping_the_repo_are_invalid_input(
     assert not repo.ws.manifest_dir.exists() and not repo.ws.store_dir.exists()
 
 
-@pytest.mark.parametrize("payload", [{"paths": ["../x.md"]}, {"files": "/abs/**"},
-                                     {"all": True, "paths": ["README.md"]}])
+@pytest.mark.parametrize(
+    "payload", [{"paths": ["../x.md"]}, {"files": "/abs/**"}, {"all": True, "paths": ["README.md"]}]
+)
 def test_input_payloads_escaping_the_repo_or_mixing_modes_are_invalid_input(
     tmp_path: Path, payload: dict
 ) -> None:
@@ -482,8 +484,16 @@ def test_secrets_blocked_docs_are_skipped_and_quarantined_docs_are_stored_masked
             doc_text = "".join(stored[c].text for c in docs[path]["chunkIds"])
             assert "***" in doc_text, path
 
-    topic = repo.ragit("query", "token key password secret credentials", "--view", "full",
-                       "--top-k", "50", "--format", "both")
+    topic = repo.ragit(
+        "query",
+        "token key password secret credentials",
+        "--view",
+        "full",
+        "--top-k",
+        "50",
+        "--format",
+        "both",
+    )
     assert topic.code == 0, topic.stderr
     assert {h["path"] for h in topic.data["hits"]} & {
         p for p, a in markdown.items() if a == "quarantine"

@@ -22,9 +22,23 @@ from syrupy.extensions.json import JSONSnapshotExtension
 StartServer = Callable[..., McpServer]
 SHA = re.compile(r"\b[0-9a-f]{40}\b")
 LITERAL = {
-    "ok", "tool", "scope", "selection", "status", "requestedRef", "strategy", "originType",
-    "authority", "sourceType", "mode", "explain", "initialized", "searchReady", "detached",
-    "worktreeDirty", "truncated",
+    "ok",
+    "tool",
+    "scope",
+    "selection",
+    "status",
+    "requestedRef",
+    "strategy",
+    "originType",
+    "authority",
+    "sourceType",
+    "mode",
+    "explain",
+    "initialized",
+    "searchReady",
+    "detached",
+    "worktreeDirty",
+    "truncated",
 }
 
 
@@ -72,8 +86,11 @@ SUCCESSES: list[tuple[str, str, dict[str, Any]]] = [
     ("status", "ragit_status", {}),
     ("query-default", "ragit_query", {"question": "double entry"}),
     ("query-minimal", "ragit_query", {"question": "double entry", "view": "minimal"}),
-    ("query-full-explain", "ragit_query", {"question": "double entry", "view": "full",
-                                           "explain": True}),
+    (
+        "query-full-explain",
+        "ragit_query",
+        {"question": "double entry", "view": "full", "explain": True},
+    ),
     ("context-pack-default", "ragit_context_pack", {"goal": "double entry"}),
     ("context-pack-full", "ragit_context_pack", {"goal": "double entry", "view": "full"}),
 ]
@@ -114,9 +131,7 @@ def test_failure_envelopes_match_the_goldens(
     root, _ = indexed_repo
     call = shared_server.call(tool, args)
     assert call.is_error
-    assert normalize_failure(call.envelope, root) == snapshot(
-        extension_class=JSONSnapshotExtension
-    )
+    assert normalize_failure(call.envelope, root) == snapshot(extension_class=JSONSnapshotExtension)
 
 
 def test_status_of_an_uninitialized_repository_creates_nothing(

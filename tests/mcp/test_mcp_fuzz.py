@@ -41,8 +41,9 @@ scalars = (
 )
 json_values = st.recursive(
     scalars,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner,
-                                                                 max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
+    ),
     max_leaves=6,
 )
 texts = st.sampled_from(["double entry", "ledger 원장", "  ", "", "posting\u0000api"]) | st.text(
@@ -124,8 +125,9 @@ def test_any_json_in_any_field_is_a_result_or_mcp_invalid_input(
 
 
 @FUZZ
-@given(name=st.text(max_size=20), args=st.dictionaries(st.text(max_size=6), json_values,
-                                                          max_size=2))
+@given(
+    name=st.text(max_size=20), args=st.dictionaries(st.text(max_size=6), json_values, max_size=2)
+)
 def test_unknown_tool_names_never_crash_the_server(
     shared_server: McpServer, name: str, args: dict[str, Any]
 ) -> None:

@@ -106,8 +106,14 @@ def test_the_server_and_every_tool_path_import_no_writer_module(
     ], codes
     modules = report["after"]
     # The read paths really ran (so the check below could have failed).
-    for needed in ("ragit.store.reader", "ragit.store.journal_scan", "ragit.ops.status",
-                   "ragit.retrieve.query", "ragit.config", "ragit.memory.records"):
+    for needed in (
+        "ragit.store.reader",
+        "ragit.store.journal_scan",
+        "ragit.ops.status",
+        "ragit.retrieve.query",
+        "ragit.config",
+        "ragit.memory.records",
+    ):
         assert needed in modules
     assert _forbidden(report["static"]) == []
     assert _forbidden(modules) == []

@@ -162,8 +162,11 @@ def test_non_object_arguments_and_names_are_tool_results_not_protocol_errors(
         ({"name": "ragit_query", "arguments": "double entry"}, "ragit_query", "arguments"),
         ({"name": "ragit_status", "arguments": 5}, "ragit_status", "arguments"),
         ({"name": "ragit_status", "arguments": True}, "ragit_status", "arguments"),
-        ({"name": "ragit_context_pack", "arguments": [{"goal": "x"}]}, "ragit_context_pack",
-         "arguments"),
+        (
+            {"name": "ragit_context_pack", "arguments": [{"goal": "x"}]},
+            "ragit_context_pack",
+            "arguments",
+        ),
         ({"name": 5, "arguments": {}}, None, "name"),
         ({"name": None, "arguments": {}}, None, "name"),
         ({"arguments": {}}, None, "name"),

@@ -54,8 +54,9 @@ REQUESTS: list[tuple[str, dict[str, Any]]] = [
 ]
 
 
-@pytest.mark.parametrize(("tool", "args"), REQUESTS, ids=[f"{t}-{i}" for i, (t, _) in
-                                                          enumerate(REQUESTS)])
+@pytest.mark.parametrize(
+    ("tool", "args"), REQUESTS, ids=[f"{t}-{i}" for i, (t, _) in enumerate(REQUESTS)]
+)
 def test_tool_data_equals_cli_data(
     shared_server: McpServer,
     indexed_repo: tuple[Path, dict[str, str]],

@@ -43,8 +43,18 @@ def test_full_view_over_the_limit_trims_hit_texts_and_warns(
     assert len(data["hits"]) == 50
     cli = json.loads(
         run(
-            [RAGIT, "query", "zebra", "--top-k", "50", "--view", "full", "--explain",
-             "--format", "json"],
+            [
+                RAGIT,
+                "query",
+                "zebra",
+                "--top-k",
+                "50",
+                "--view",
+                "full",
+                "--explain",
+                "--format",
+                "json",
+            ],
             cwd=root,
             env=env,
         ).stdout

@@ -81,9 +81,7 @@ def test_directory_outside_any_repository_exits_three_with_one_line(
 
 def test_missing_cwd_directory_exits_two(tmp_path: Path, env: dict[str, str]) -> None:
     """Implementation choice: a --cwd that is not a directory is a usage error (exit 2)."""
-    proc = run(
-        [RAGIT_MCP, "--cwd", str(tmp_path / "nowhere")], cwd=tmp_path, env=env, check=False
-    )
+    proc = run([RAGIT_MCP, "--cwd", str(tmp_path / "nowhere")], cwd=tmp_path, env=env, check=False)
     assert proc.returncode == 2
     assert proc.stdout == ""
     assert proc.stderr.strip().count("\n") == 0
@@ -134,9 +132,7 @@ def test_cwd_equals_form_binds_the_repository(
 ) -> None:
     """UR §13.1: `--cwd=<path>` is accepted; any directory inside the worktree is normalized."""
     root = make_repo(tmp_path, env, init=False, ingest=False)
-    server = start_server(
-        root, env, args=[f"--cwd={root / 'docs'}"], cwd=tmp_path
-    )
+    server = start_server(root, env, args=[f"--cwd={root / 'docs'}"], cwd=tmp_path)
     assert server.call("ragit_status", {}).envelope["cwd"] == str(root.resolve())
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from _memkit import Repo, make_repo, wrap_payload
 
 

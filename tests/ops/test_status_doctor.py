@@ -48,8 +48,9 @@ def _bad_config_value(repo: RagitRepo) -> None:
 
 def _crashed_writer(repo: RagitRepo) -> None:
     adr = "docs/adr/0002-idempotency-keys.md"
-    repo.commit({adr: (repo.root / adr).read_text(encoding="utf-8") + "\n## More\n\nMore.\n"},
-                "more")
+    repo.commit(
+        {adr: (repo.root / adr).read_text(encoding="utf-8") + "\n## More\n\nMore.\n"}, "more"
+    )
     assert repo.ragit("ingest", env={"RAGIT_FAULT_AT": "store-written"}).code == 137
 
 
@@ -68,8 +69,11 @@ STATES: dict[str, tuple[str, bool, Callable[[RagitRepo], None] | None]] = {
     "head-moved": ("docs-basic", True, _unindexed_head),
     "truncated-manifest": ("docs-basic", True, _truncate_head_manifest),
     "store-deleted": ("docs-basic", True, lambda r: shutil.rmtree(r.ws.store_dir)),
-    "reader-copy-deleted": ("docs-basic", True,
-                            lambda r: shutil.rmtree(user_cache_dir() / "stores")),
+    "reader-copy-deleted": (
+        "docs-basic",
+        True,
+        lambda r: shutil.rmtree(user_cache_dir() / "stores"),
+    ),
     "crashed-writer": ("docs-basic", True, _crashed_writer),
     "bad-config": ("docs-basic", True, _bad_config_value),
 }
@@ -106,9 +110,16 @@ def test_status_and_doctor_never_write(tmp_path: Path, name: str) -> None:
 
 @pytest.mark.parametrize(
     ("name", "snapshot_status"),
-    [("not-initialized", "missing"), ("unborn", "missing"), ("not-indexed", "missing"),
-     ("indexed", "indexed"), ("head-moved", "missing"), ("truncated-manifest", "invalid"),
-     ("store-deleted", "store-unavailable"), ("reader-copy-deleted", "indexed")],
+    [
+        ("not-initialized", "missing"),
+        ("unborn", "missing"),
+        ("not-indexed", "missing"),
+        ("indexed", "indexed"),
+        ("head-moved", "missing"),
+        ("truncated-manifest", "invalid"),
+        ("store-deleted", "store-unavailable"),
+        ("reader-copy-deleted", "indexed"),
+    ],
 )
 def test_status_reports_the_snapshot_state(tmp_path: Path, name: str, snapshot_status: str) -> None:
     """Contract §12: status never fails on a missing snapshot and says why it is not searchable."""
@@ -147,9 +158,11 @@ def _failing(repo: RagitRepo) -> dict[str, str]:
         ("not-indexed", "snapshot.head"),
         ("head-moved", "snapshot.head"),
         pytest.param(
-            "store-deleted", "store.meta",
+            "store-deleted",
+            "store.meta",
             marks=pytest.mark.xfail(
-                not REPAIR_REGISTERED, strict=True,
+                not REPAIR_REGISTERED,
+                strict=True,
                 reason="the store-rebuild recovery names `ragit repair`, not registered yet",
             ),
         ),

@@ -95,7 +95,7 @@ def test_hits_are_ordered_by_score_then_path_section_citation(basic: Path) -> No
 
 
 def test_scores_follow_the_contract_formula(basic: Path) -> None:
-    """Contract-mandated (§7): final = 0.80·(α·vector + (1−α)·keyword) + 0.15·authority + 0.05·recency."""
+    """Contract-mandated (§7): final = 0.80·retrieval + 0.15·authority + 0.05·recency."""
     hits = _query(basic, "payouts reconciliation", top_k=5, explain=True)["hits"]
     for hit in hits:
         b = hit["scoreBreakdown"]

@@ -132,12 +132,14 @@ class RagitRepo:
         req = IngestRequest(**request)
         return run_ingest(self.ws, load_config(self.ws), req, lambda _message: None)
 
-    def query(self, question: str, *, at: str | None = None, top_k: int = 5,
-              view: str = "default") -> dict[str, Any]:
+    def query(
+        self, question: str, *, at: str | None = None, top_k: int = 5, view: str = "default"
+    ) -> dict[str, Any]:
         from ragit.retrieve.query import QueryRequest, run_query
 
-        req = QueryRequest(question=question, top_k=top_k, at=at, scope="durable",
-                           explain=False, view=view)
+        req = QueryRequest(
+            question=question, top_k=top_k, at=at, scope="durable", explain=False, view=view
+        )
         return run_query(self.ws, req)
 
     def status(self) -> dict[str, Any]:
@@ -155,8 +157,13 @@ class RagitRepo:
         return data
 
     # ------------------------------------------------------------ RAGit, subprocess
-    def ragit(self, *args: str, env: Mapping[str, str] | None = None,
-              stdin: str | None = None, cwd: Path | None = None) -> Run:
+    def ragit(
+        self,
+        *args: str,
+        env: Mapping[str, str] | None = None,
+        stdin: str | None = None,
+        cwd: Path | None = None,
+    ) -> Run:
         """Run the real CLI; the run is remembered for :meth:`all_output`."""
         argv = [*RAGIT, *args]
         proc = subprocess.run(
@@ -190,8 +197,14 @@ class RagitRepo:
         return "".join(run.output for run in self.runs)
 
 
-def make_repo(tmp_path: Path, fixture: str, *, init: bool = True,
-              commit_init: bool = False, name: str = "repo") -> RagitRepo:
+def make_repo(
+    tmp_path: Path,
+    fixture: str,
+    *,
+    init: bool = True,
+    commit_init: bool = False,
+    name: str = "repo",
+) -> RagitRepo:
     """Build ``fixture`` at ``tmp_path/name``; optionally ``ragit init`` (and commit it)."""
     root = tmp_path / name
     build_fixture(fixture, root)

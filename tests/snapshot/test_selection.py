@@ -53,8 +53,14 @@ def test_explicit_refs_resolve_to_the_exact_indexed_commit(ambiguous: RagitRepo)
     first, second, head = ambiguous.spec["commits"]
 
     assert _select(ambiguous, None).selection == "head-exact"
-    for ref, sha in [("HEAD", head), (second, second), (first[:5], first),
-                     (second[:5], second), (head[:4], head), (head[:4].upper(), head)]:
+    for ref, sha in [
+        ("HEAD", head),
+        (second, second),
+        (first[:5], first),
+        (second[:5], second),
+        (head[:4], head),
+        (head[:4].upper(), head),
+    ]:
         selected = _select(ambiguous, ref)
         assert (selected.resolved_sha, selected.selection) == (sha, "explicit-exact"), ref
         assert selected.block()["requestedRef"] == ref
@@ -124,8 +130,10 @@ def test_an_unindexed_head_names_the_nearest_indexed_ancestor_and_the_since_reco
 
     assert run.code == 3
     assert run.error["code"] == "SNAPSHOT_NOT_INDEXED"
-    assert run.error["details"] == {"resolvedSha": repo.spec["head"],
-                                    "nearestIndexedAncestor": first}
+    assert run.error["details"] == {
+        "resolvedSha": repo.spec["head"],
+        "nearestIndexedAncestor": first,
+    }
     assert run.error["recovery"]["command"] == f"ragit ingest --since {first}"
 
 
@@ -204,9 +212,13 @@ def test_a_head_that_moves_once_during_selection_is_reselected(tmp_path: Path) -
     """Contract §5: HEAD read before and after loading; one move → retried on the new HEAD."""
     repo, (_c1, c2, _c3) = _three_indexed_commits(tmp_path)
     release = tmp_path / "release"
-    proc = repo.popen("query", "retention", "--format", "json",
-                      env={"RAGIT_FAULT_PAUSE_AT": "selection-loaded",
-                           "RAGIT_FAULT_RELEASE": str(release)})
+    proc = repo.popen(
+        "query",
+        "retention",
+        "--format",
+        "json",
+        env={"RAGIT_FAULT_PAUSE_AT": "selection-loaded", "RAGIT_FAULT_RELEASE": str(release)},
+    )
     try:
         wait_for_line(proc.stderr, "ragit-fault: paused at selection-loaded")
         _move_head(repo, c2)
@@ -252,11 +264,19 @@ def test_a_head_that_moves_twice_during_selection_fails_with_repository_state_ch
     read_end, write_end = os.pipe()
     capacity = fcntl.fcntl(write_end, 1031, 4096)  # F_SETPIPE_SZ: the smallest pipe
     os.write(write_end, b"#" * (capacity - len(message)))  # room for one message only
-    env = {**os.environ, "RAGIT_FAULT_PAUSE_AT": "selection-loaded",
-           "RAGIT_FAULT_RELEASE": str(release)}
-    proc = subprocess.Popen([*RAGIT, "query", "retention", "--format", "json"], cwd=repo.root,
-                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=write_end,
-                            env=env)
+    env = {
+        **os.environ,
+        "RAGIT_FAULT_PAUSE_AT": "selection-loaded",
+        "RAGIT_FAULT_RELEASE": str(release),
+    }
+    proc = subprocess.Popen(
+        [*RAGIT, "query", "retention", "--format", "json"],
+        cwd=repo.root,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=write_end,
+        env=env,
+    )
     os.close(write_end)
     try:
         # 1st stop: the pause message filled the pipe; the reader waits for the release file.
@@ -265,8 +285,10 @@ def test_a_head_that_moves_twice_during_selection_fails_with_repository_state_ch
         release.touch()
         # 2nd stop: the next pause message cannot be written into the full pipe.
         syscall = Path(f"/proc/{proc.pid}/syscall")
-        _until(lambda: syscall.read_text(encoding="utf-8").startswith("1 0x2 "),
-               "the second pause message to block")
+        _until(
+            lambda: syscall.read_text(encoding="utf-8").startswith("1 0x2 "),
+            "the second pause message to block",
+        )
         _move_head(repo, c1)
     finally:
         release.touch()

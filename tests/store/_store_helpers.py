@@ -30,8 +30,7 @@ def vector_for(key: str, dims: int = DIMS) -> list[float]:
     return [x / norm for x in raw]
 
 
-def row(chunk_id: str, text: str | None = None, *, cjk: str = "",
-        dims: int = DIMS) -> ChunkRow:
+def row(chunk_id: str, text: str | None = None, *, cjk: str = "", dims: int = DIMS) -> ChunkRow:
     body = text if text is not None else f"chunk {chunk_id} body text"
     return ChunkRow(
         chunk_id=chunk_id,
@@ -65,6 +64,7 @@ def tree_state(root: Path) -> dict[str, tuple[str, int]]:
             path = Path(base) / name
             st = path.lstat()
             out[path.relative_to(root).as_posix()] = (
-                hashlib.sha256(path.read_bytes()).hexdigest(), st.st_mtime_ns
+                hashlib.sha256(path.read_bytes()).hexdigest(),
+                st.st_mtime_ns,
             )
     return out

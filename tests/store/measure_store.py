@@ -77,24 +77,44 @@ def measure_api(args: argparse.Namespace) -> dict[str, Any]:
 
     texts = corpus_chunks(Path(args.corpus), args.n)
     rows = [
-        ChunkRow(hashlib.sha1(f"{i}:{t}".encode()).hexdigest(), t, t, "", "Section", "Doc > S",
-                 len(t.split()), hashed_vector(t))
+        ChunkRow(
+            hashlib.sha1(f"{i}:{t}".encode()).hexdigest(),
+            t,
+            t,
+            "",
+            "Section",
+            "Doc > S",
+            len(t.split()),
+            hashed_vector(t),
+        )
         for i, t in enumerate(texts)
     ]
     work = Path(tempfile.mkdtemp(prefix="ragit-measure-"))
     os.environ["XDG_CACHE_HOME"] = str(work / "cache")
     (work / "repo" / ".ragit").mkdir(parents=True)
     ws = Workspace(work / "repo")
-    profile = {"namespaceId": "measure", "provider": "p", "model": "m", "dimensions": DIMS,
-               "version": 1}
+    profile = {
+        "namespaceId": "measure",
+        "provider": "p",
+        "model": "m",
+        "dimensions": DIMS,
+        "version": 1,
+    }
     out: dict[str, Any] = {"chunks": len(rows), "dims": DIMS}
     ids = [r.chunk_id for r in rows]
     with WriterLock.acquire(ws, command="measure", head_sha=None) as lock:
         t = time.perf_counter()
         writer = StoreWriter.open(ws, lock, embedding=profile, dimensions=DIMS)
         out["create_ms"] = ms(time.perf_counter() - t)
-        tx = Journal.begin(ws, lock, kind="ingest", target_sha="a" * 40, base_sha=None,
-                           manifest_path=".ragit/manifest/" + "a" * 40 + ".json", chunk_ids=ids)
+        tx = Journal.begin(
+            ws,
+            lock,
+            kind="ingest",
+            target_sha="a" * 40,
+            base_sha=None,
+            manifest_path=".ragit/manifest/" + "a" * 40 + ".json",
+            chunk_ids=ids,
+        )
         t = time.perf_counter()
         writer.insert(rows)
         out["insert_ms"] = ms(time.perf_counter() - t)
@@ -112,8 +132,10 @@ def measure_api(args: argparse.Namespace) -> dict[str, Any]:
         tx.complete()
     out["reader_copy_mb"] = round(du(copies_root(ws)) / 1e6, 1)
     # incremental: 1% new rows
-    extra = [ChunkRow(f"new-{i}", r.text, r.search_en, "", "S", "D", 1, r.vector)
-             for i, r in enumerate(rows[:178])]
+    extra = [
+        ChunkRow(f"new-{i}", r.text, r.search_en, "", "S", "D", 1, r.vector)
+        for i, r in enumerate(rows[:178])
+    ]
     with WriterLock.acquire(ws, command="measure", head_sha=None) as lock:
         t0 = time.perf_counter()
         writer = StoreWriter.open(ws, lock, embedding=profile, dimensions=DIMS)
@@ -140,8 +162,9 @@ def measure_api(args: argparse.Namespace) -> dict[str, Any]:
     )
     cold = []
     for _ in range(5):
-        res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                             check=True, env=os.environ)
+        res = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=os.environ
+        )
         cold.append([float(x) for x in res.stdout.split()])
     out["cold_import_zvec_ms"] = round(statistics.median(c[0] for c in cold), 1)
     out["cold_open_copy_ms"] = round(statistics.median(c[1] for c in cold), 1)
@@ -153,15 +176,22 @@ def measure_api(args: argparse.Namespace) -> dict[str, Any]:
     with StoreReader.open_latest(ws) as reader:
         queries = [rows[rnd.randrange(len(rows))].vector for _ in range(30)]
         out["vector_top50_median_ms"] = median_ms(
-            lambda i: reader.vector_search(queries[i], 50), 30)
-        words = ["latency budget", "migration plan rollout", "authentication token refresh",
-                 "database index", "error handling retries timeouts", "why did we choose Avro"]
+            lambda i: reader.vector_search(queries[i], 50), 30
+        )
+        words = [
+            "latency budget",
+            "migration plan rollout",
+            "authentication token refresh",
+            "database index",
+            "error handling retries timeouts",
+            "why did we choose Avro",
+        ]
         out["fts_top50_median_ms"] = median_ms(
-            lambda i: reader.fts_search("search_en", words[i % len(words)], 50), 30)
+            lambda i: reader.fts_search("search_en", words[i % len(words)], 50), 30
+        )
         samples = [rnd.sample(ids, 50) for _ in range(30)]
         out["fetch50_median_ms"] = median_ms(lambda i: reader.fetch(samples[i]), 30)
-        out["fetch_vectors50_median_ms"] = median_ms(
-            lambda i: reader.fetch_vectors(samples[i]), 30)
+        out["fetch_vectors50_median_ms"] = median_ms(lambda i: reader.fetch_vectors(samples[i]), 30)
         out["chunk_count"] = meta.chunk_count
     shutil.rmtree(work)
     return out
@@ -176,24 +206,32 @@ def measure_index(args: argparse.Namespace) -> dict[str, Any]:
     matrix = np.array(vecs, dtype=np.float32)
     rnd = random.Random(3)
     queries = [vecs[rnd.randrange(len(vecs))] for _ in range(50)]
-    exact = [set(np.argsort(-(matrix @ np.array(q, dtype=np.float32)))[:10].tolist())
-             for q in queries]
+    exact = [
+        set(np.argsort(-(matrix @ np.array(q, dtype=np.float32)))[:10].tolist()) for q in queries
+    ]
     results: dict[str, Any] = {"chunks": len(texts)}
     kinds = {
         "flat": zvec.FlatIndexParam(metric_type=zvec.MetricType.COSINE),
         "hnsw_default_m50_ef500": zvec.HnswIndexParam(metric_type=zvec.MetricType.COSINE),
-        "hnsw_m16_ef100": zvec.HnswIndexParam(metric_type=zvec.MetricType.COSINE, m=16,
-                                              ef_construction=100),
+        "hnsw_m16_ef100": zvec.HnswIndexParam(
+            metric_type=zvec.MetricType.COSINE, m=16, ef_construction=100
+        ),
     }
     for name, param in kinds.items():
         path = Path(tempfile.mkdtemp()) / "c"
-        schema = zvec.CollectionSchema("c", fields=[zvec.FieldSchema("n", zvec.DataType.INT32)],
-                                       vectors=[zvec.VectorSchema("emb", zvec.DataType.VECTOR_FP32,
-                                                                  dimension=DIMS,
-                                                                  index_param=param)])
+        schema = zvec.CollectionSchema(
+            "c",
+            fields=[zvec.FieldSchema("n", zvec.DataType.INT32)],
+            vectors=[
+                zvec.VectorSchema(
+                    "emb", zvec.DataType.VECTOR_FP32, dimension=DIMS, index_param=param
+                )
+            ],
+        )
         col = zvec.create_and_open(str(path), schema, zvec.CollectionOption())
-        docs = [zvec.Doc(id=str(i), vectors={"emb": v}, fields={"n": i})
-                for i, v in enumerate(vecs)]
+        docs = [
+            zvec.Doc(id=str(i), vectors={"emb": v}, fields={"n": i}) for i, v in enumerate(vecs)
+        ]
         t = time.perf_counter()
         for b in range(0, len(docs), 1024):
             col.insert(docs[b : b + 1024])
@@ -208,16 +246,20 @@ def measure_index(args: argparse.Namespace) -> dict[str, Any]:
         col = zvec.open(str(path), zvec.CollectionOption(read_only=True))
 
         def search(i: int, col: Any = col) -> Any:
-            return col.query(zvec.Query(field_name="emb", vector=queries[i]), topk=10,
-                             output_fields=[])
+            return col.query(
+                zvec.Query(field_name="emb", vector=queries[i]), topk=10, output_fields=[]
+            )
 
         recall = statistics.mean(
-            len({int(d.id) for d in search(i)} & exact[i]) / 10 for i in range(len(queries)))
+            len({int(d.id) for d in search(i)} & exact[i]) / 10 for i in range(len(queries))
+        )
         results[name] = {
-            "insert_flush_ms": ms(built), "optimize_ms": ms(optimize),
+            "insert_flush_ms": ms(built),
+            "optimize_ms": ms(optimize),
             "index_completeness_after_flush": completeness_flush,
             "query_top10_median_ms": median_ms(search, len(queries)),
-            "recall_at_10": round(recall, 4), "size_mb": round(du(path) / 1e6, 1),
+            "recall_at_10": round(recall, 4),
+            "size_mb": round(du(path) / 1e6, 1),
         }
         col.close()
         shutil.rmtree(path.parent)
@@ -247,22 +289,40 @@ def measure_crash(args: argparse.Namespace) -> dict[str, Any]:
     zvec.init(log_level=zvec.LogLevel.FATAL)
     path = Path(tempfile.mkdtemp()) / "c"
     schema = zvec.CollectionSchema(
-        "c", fields=[zvec.FieldSchema("t", zvec.DataType.STRING,
-                                      index_param=zvec.FtsIndexParam(tokenizer_name="standard"))],
-        vectors=[zvec.VectorSchema("emb", zvec.DataType.VECTOR_FP32, dimension=16,
-                                   index_param=zvec.FlatIndexParam(
-                                       metric_type=zvec.MetricType.COSINE))])
+        "c",
+        fields=[
+            zvec.FieldSchema(
+                "t", zvec.DataType.STRING, index_param=zvec.FtsIndexParam(tokenizer_name="standard")
+            )
+        ],
+        vectors=[
+            zvec.VectorSchema(
+                "emb",
+                zvec.DataType.VECTOR_FP32,
+                dimension=16,
+                index_param=zvec.FlatIndexParam(metric_type=zvec.MetricType.COSINE),
+            )
+        ],
+    )
     col = zvec.create_and_open(str(path), schema, zvec.CollectionOption())
-    col.insert([zvec.Doc(id=f"id{i}", vectors={"emb": [1.0] * 16}, fields={"t": "base common"})
-                for i in range(1000)])
+    col.insert(
+        [
+            zvec.Doc(id=f"id{i}", vectors={"emb": [1.0] * 16}, fields={"t": "base common"})
+            for i in range(1000)
+        ]
+    )
     col.flush()
     col.close()
     rnd = random.Random(args.seed)
     runs = []
     next_id = 1000
     for _ in range(args.kills):
-        proc = subprocess.Popen([sys.executable, "-c", _KILL_WRITER, str(path), str(next_id)],
-                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _KILL_WRITER, str(path), str(next_id)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
         assert proc.stdout is not None
         proc.stdout.readline()
         time.sleep(rnd.uniform(0.01, 1.5))  # a random kill point is the point of this script
@@ -270,25 +330,39 @@ def measure_crash(args: argparse.Namespace) -> dict[str, Any]:
         proc.wait()
         col = zvec.open(str(path), zvec.CollectionOption())
         count = col.stats.doc_count
-        base = len(col.fetch([f"id{i}" for i in range(1000)], output_fields=[],
-                             include_vector=False))
+        base = len(
+            col.fetch([f"id{i}" for i in range(1000)], output_fields=[], include_vector=False)
+        )
         with col.iter_docs(output_fields=[], include_vector=False) as docs:
             scanned = [int(d.id[2:]) for d in docs]
-        fts = len(col.query(zvec.Query(field_name="t", fts=zvec.Fts(match_string="common")),
-                            topk=100000, output_fields=[]))
+        fts = len(
+            col.query(
+                zvec.Query(field_name="t", fts=zvec.Fts(match_string="common")),
+                topk=100000,
+                output_fields=[],
+            )
+        )
         col.close()
         new = count - (runs[-1]["doc_count"] if runs else 1000)
-        runs.append({"doc_count": count, "base_rows_intact": base == 1000,
-                     "scan_equals_count": len(scanned) == count,
-                     "fts_equals_count": fts == min(count, 100000),
-                     "partial_batch": new % 500 != 0, "new": new})
+        runs.append(
+            {
+                "doc_count": count,
+                "base_rows_intact": base == 1000,
+                "scan_equals_count": len(scanned) == count,
+                "fts_equals_count": fts == min(count, 100000),
+                "partial_batch": new % 500 != 0,
+                "new": new,
+            }
+        )
         next_id = max(scanned) + 1 + 100_000
-    return {"kills": len(runs), "reopened": len(runs),
-            "all_base_rows_intact": all(r["base_rows_intact"] for r in runs),
-            "all_consistent": all(r["scan_equals_count"] and r["fts_equals_count"]
-                                  for r in runs),
-            "kills_leaving_a_partial_batch": sum(r["partial_batch"] for r in runs),
-            "runs": runs}
+    return {
+        "kills": len(runs),
+        "reopened": len(runs),
+        "all_base_rows_intact": all(r["base_rows_intact"] for r in runs),
+        "all_consistent": all(r["scan_equals_count"] and r["fts_equals_count"] for r in runs),
+        "kills_leaving_a_partial_batch": sum(r["partial_batch"] for r in runs),
+        "runs": runs,
+    }
 
 
 def main() -> None:

@@ -63,8 +63,9 @@ def test_kill_at_any_phase_keeps_old_generation_readable_and_next_writer_recover
     first = _ok(run_writer("ingest", SHA_A, "a", "50", str(SHARED)))
     assert first["generation"] == 1
 
-    code, _, _ = _finish(run_writer("ingest", SHA_B, "b", str(n), str(SHARED),
-                                    env={"RAGIT_FAULT_AT": point}))
+    code, _, _ = _finish(
+        run_writer("ingest", SHA_B, "b", str(n), str(SHARED), env={"RAGIT_FAULT_AT": point})
+    )
     assert code == 137
     assert inspect_lock(ws).state == "stale"
     assert ws.manifest_path(SHA_B).exists() is committed
@@ -81,7 +82,7 @@ def test_kill_at_any_phase_keeps_old_generation_readable_and_next_writer_recover
     warnings = " ".join(str(w) for w in third["warnings"])  # type: ignore[attr-defined]
     if point != "completed":
         assert "reclaimed" in warnings
-        assert (third["rolledBack"] or third["finalized"])
+        assert third["rolledBack"] or third["finalized"]
     assert bool(third["finalized"]) is (committed and point != "completed")
     assert bool(third["rolledBack"]) is (not committed)
 
@@ -89,8 +90,10 @@ def test_kill_at_any_phase_keeps_old_generation_readable_and_next_writer_recover
     assert {s.classification for s in scan_journals(ws)} == {"completed"}
     with StoreReader.open_latest(ws, wait_ms=0) as reader:
         assert reader.generation == read_meta(ws).generation  # type: ignore[union-attr]
-        assert len(reader.fetch([*_ids("a", 50), *_ids("c", 30), *_ids("shared", SHARED)])) \
+        assert (
+            len(reader.fetch([*_ids("a", 50), *_ids("c", 30), *_ids("shared", SHARED)]))
             == 50 + 30 + SHARED
+        )
         # B's rows survive exactly when its manifest was committed (no residue otherwise).
         assert len(reader.fetch(_ids("b", n))) == (n if committed else 0)
         assert reader.chunk_count == 50 + 30 + SHARED + (n if committed else 0)
@@ -103,8 +106,14 @@ def test_reader_answers_from_previous_generation_while_a_writer_is_paused(
     """Contract §6: queries never block on ingest; without a copy they fail fast as busy."""
     _ok(run_writer("ingest", SHA_A, "a", "20", "0"))
     release = tmp_path / "release"
-    writer = run_writer("ingest", SHA_B, "b", "20", "0", env={
-        "RAGIT_FAULT_PAUSE_AT": phase, "RAGIT_FAULT_RELEASE": str(release)})
+    writer = run_writer(
+        "ingest",
+        SHA_B,
+        "b",
+        "20",
+        "0",
+        env={"RAGIT_FAULT_PAUSE_AT": phase, "RAGIT_FAULT_RELEASE": str(release)},
+    )
     assert writer.stderr is not None
     assert writer.stderr.readline().strip() == f"ragit-fault: paused at {phase}"
     assert inspect_lock(ws).state == "active"
@@ -131,8 +140,9 @@ def test_reader_recreates_the_copy_after_a_crashed_writer_is_recovered(
 ) -> None:
     """Design §2.5: a missing copy is re-made from the canonical files once no writer is left."""
     _ok(run_writer("ingest", SHA_A, "a", "20", "0"))
-    code, _, _ = _finish(run_writer("ingest", SHA_B, "b", "20", "0",
-                                    env={"RAGIT_FAULT_AT": "store-written"}))
+    code, _, _ = _finish(
+        run_writer("ingest", SHA_B, "b", "20", "0", env={"RAGIT_FAULT_AT": "store-written"})
+    )
     assert code == 137
     shutil.rmtree(copies_root(ws))
     with pytest.raises(StoreReadBusy):  # the dead writer's residue may sit in the files

@@ -39,14 +39,22 @@ def _exists(ws: Workspace) -> Callable[[str], bool]:
     return lambda sha: ws.manifest_path(sha).is_file()
 
 
-def _abandoned(ws: Workspace, phase: str, *, manifest: bool = False,
-               new_ids: tuple[str, ...] = ("n-1", "n-2")) -> Transaction:
+def _abandoned(
+    ws: Workspace, phase: str, *, manifest: bool = False, new_ids: tuple[str, ...] = ("n-1", "n-2")
+) -> Transaction:
     """Run a real transaction up to ``phase`` and abandon it the way a crash does (the lock is
     released here so the test can take it again; recovery reads only the journal)."""
     lock = WriterLock.acquire(ws, command="ingest", head_sha=SHA)
-    tx = Journal.begin(ws, lock, kind="ingest", target_sha=SHA, base_sha=None,
-                       manifest_path=f".ragit/manifest/{SHA}.json",
-                       chunk_ids=["a-00000", *new_ids], document_version_ids=["dv1"])
+    tx = Journal.begin(
+        ws,
+        lock,
+        kind="ingest",
+        target_sha=SHA,
+        base_sha=None,
+        manifest_path=f".ragit/manifest/{SHA}.json",
+        chunk_ids=["a-00000", *new_ids],
+        document_version_ids=["dv1"],
+    )
     writer = StoreWriter.open(ws, lock, embedding=PROFILE, dimensions=DIMS)
     writer.insert([row(i) for i in ("a-00000", *new_ids)])
     for step in PHASES[1 : PHASES.index(phase) + 1]:
@@ -78,9 +86,16 @@ def test_begin_writes_a_prepared_journal_with_caller_fields(published: Workspace
     """UR §15: the journal records kind, phase, target, manifest path and chunk ids."""
     ws = published
     with WriterLock.acquire(ws, command="ingest", head_sha=SHA) as lock:
-        tx = Journal.begin(ws, lock, kind="ingest", target_sha=SHA, base_sha="c" * 40,
-                           manifest_path=f".ragit/manifest/{SHA}.json",
-                           chunk_ids=["z", "y"], document_version_ids=["dv"])
+        tx = Journal.begin(
+            ws,
+            lock,
+            kind="ingest",
+            target_sha=SHA,
+            base_sha="c" * 40,
+            manifest_path=f".ragit/manifest/{SHA}.json",
+            chunk_ids=["z", "y"],
+            document_version_ids=["dv"],
+        )
         data = json.loads(tx.path.read_text(encoding="utf-8"))
         assert data["phase"] == "prepared"
         assert data["status"] == "in-progress"
@@ -155,8 +170,14 @@ def test_committed_phase_whose_manifest_vanished_is_inconsistent(published: Work
 def test_failed_transaction_records_the_error_and_status(published: Workspace) -> None:
     """UR §15: failure before manifest-committed → failed-precommit (and vice versa)."""
     with WriterLock.acquire(published, command="ingest", head_sha=SHA) as lock:
-        tx = Journal.begin(published, lock, kind="ingest", target_sha=SHA, base_sha=None,
-                           manifest_path=f".ragit/manifest/{SHA}.json")
+        tx = Journal.begin(
+            published,
+            lock,
+            kind="ingest",
+            target_sha=SHA,
+            base_sha=None,
+            manifest_path=f".ragit/manifest/{SHA}.json",
+        )
         tx.fail(RuntimeError("embedding exploded"))
     state = _only(published)
     assert state.status == "failed-precommit"
@@ -164,13 +185,17 @@ def test_failed_transaction_records_the_error_and_status(published: Workspace) -
     assert state.data["lastError"]["name"] == "RuntimeError"
 
 
-@pytest.mark.parametrize(("name", "content", "reason"), [
-    ("garbage.json", "{nope", "not valid JSON"),
-    ("bad name!.json", "{}", "unsafe journal file name"),
-    ("list.json", "[]", "not a JSON object"),
-])
-def test_malformed_journals_are_invalid(ws: Workspace, name: str, content: str,
-                                        reason: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "content", "reason"),
+    [
+        ("garbage.json", "{nope", "not valid JSON"),
+        ("bad name!.json", "{}", "unsafe journal file name"),
+        ("list.json", "[]", "not a JSON object"),
+    ],
+)
+def test_malformed_journals_are_invalid(
+    ws: Workspace, name: str, content: str, reason: str
+) -> None:
     """UR §15: unreadable, malformed or unsafely named journals are classified invalid."""
     ws.transactions_dir.mkdir(parents=True)
     (ws.transactions_dir / name).write_text(content, encoding="utf-8")
@@ -235,8 +260,14 @@ def test_recover_raises_only_for_inconsistent_journals(published: Workspace) -> 
             recover(ws, lock, _exists(ws))
         assert info.value.details["transactions"] == [tx.transaction_id]
         with pytest.raises(IngestRecoveryRequired):
-            Journal.begin(ws, lock, kind="ingest", target_sha=SHA, base_sha=None,
-                          manifest_path=f".ragit/manifest/{SHA}.json")
+            Journal.begin(
+                ws,
+                lock,
+                kind="ingest",
+                target_sha=SHA,
+                base_sha=None,
+                manifest_path=f".ragit/manifest/{SHA}.json",
+            )
 
 
 def test_recover_flags_a_committed_transaction_whose_chunks_are_gone(published: Workspace) -> None:
@@ -266,12 +297,24 @@ def test_begin_refuses_while_a_previous_transaction_awaits_recovery(published: W
     tx = _abandoned(published, "store-written")
     with WriterLock.acquire(published, command="ingest", head_sha=SHA) as lock:
         with pytest.raises(IngestRecoveryRequired) as info:
-            Journal.begin(published, lock, kind="ingest", target_sha=SHA, base_sha=None,
-                          manifest_path=f".ragit/manifest/{SHA}.json")
+            Journal.begin(
+                published,
+                lock,
+                kind="ingest",
+                target_sha=SHA,
+                base_sha=None,
+                manifest_path=f".ragit/manifest/{SHA}.json",
+            )
         assert info.value.details["transactions"] == [tx.transaction_id]
         recover(published, lock, _exists(published))
-        Journal.begin(published, lock, kind="ingest", target_sha=SHA, base_sha=None,
-                      manifest_path=f".ragit/manifest/{SHA}.json").complete()
+        Journal.begin(
+            published,
+            lock,
+            kind="ingest",
+            target_sha=SHA,
+            base_sha=None,
+            manifest_path=f".ragit/manifest/{SHA}.json",
+        ).complete()
 
 
 def test_begin_rejects_a_manifest_path_for_another_commit(published: Workspace) -> None:
@@ -280,16 +323,28 @@ def test_begin_rejects_a_manifest_path_for_another_commit(published: Workspace) 
         WriterLock.acquire(published, command="ingest", head_sha=SHA) as lock,
         pytest.raises(ValueError),
     ):
-        Journal.begin(published, lock, kind="ingest", target_sha=SHA, base_sha=None,
-                      manifest_path=".ragit/manifest/" + "c" * 40 + ".json")
+        Journal.begin(
+            published,
+            lock,
+            kind="ingest",
+            target_sha=SHA,
+            base_sha=None,
+            manifest_path=".ragit/manifest/" + "c" * 40 + ".json",
+        )
 
 
 def test_only_the_latest_completed_journals_are_kept(published: Workspace) -> None:
     """Implementation choice: completed journals are pruned to the newest 20."""
     with WriterLock.acquire(published, command="ingest", head_sha=SHA) as lock:
         for _ in range(23):
-            Journal.begin(published, lock, kind="ingest", target_sha=SHA, base_sha=None,
-                          manifest_path=f".ragit/manifest/{SHA}.json").complete()
+            Journal.begin(
+                published,
+                lock,
+                kind="ingest",
+                target_sha=SHA,
+                base_sha=None,
+                manifest_path=f".ragit/manifest/{SHA}.json",
+            ).complete()
     states = scan_journals(published)
     assert 20 <= len(states) <= 21
     assert {s.classification for s in states} == {"completed"}

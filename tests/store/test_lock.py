@@ -37,8 +37,12 @@ def _write_owner(ws: Workspace, **fields: Any) -> None:
 
 
 def _dead_pid() -> int:
-    proc = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                          capture_output=True, text=True, check=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return int(proc.stdout)
 
 

@@ -192,10 +192,13 @@ def test_fetch_returns_stored_chunks_without_vectors(ws: Workspace) -> None:
 
 def test_english_full_text_search_stems_and_ignores_case(ws: Workspace) -> None:
     """Implementation choice: search_en uses lowercase + english stemmer (measured helpful)."""
-    write_and_publish(ws, [
-        row("lock", "The writer lock is exclusive and commits are journaled"),
-        row("other", "Completely unrelated prose about gardens"),
-    ])
+    write_and_publish(
+        ws,
+        [
+            row("lock", "The writer lock is exclusive and commits are journaled"),
+            row("other", "Completely unrelated prose about gardens"),
+        ],
+    )
     with StoreReader.open_latest(ws) as reader:
         for query in ("LOCKS", "commit", "journaling writers"):
             hits = reader.fts_search("search_en", query, 5)
@@ -205,11 +208,14 @@ def test_english_full_text_search_stems_and_ignores_case(ws: Workspace) -> None:
 
 def test_korean_search_matches_across_particles(ws: Workspace) -> None:
     """Design §2.4: Korean text with particles is searchable ("커밋을" matches "커밋")."""
-    write_and_publish(ws, [
-        row("ko", "commit policy", cjk="정확한 커밋을 선택하며 저장소를 바꾸는 프로세스"),
-        row("ko2", "cache", cjk="임베딩 캐시 키에는 입력 내용이 포함됩니다"),
-        row("en", "english only"),
-    ])
+    write_and_publish(
+        ws,
+        [
+            row("ko", "commit policy", cjk="정확한 커밋을 선택하며 저장소를 바꾸는 프로세스"),
+            row("ko2", "cache", cjk="임베딩 캐시 키에는 입력 내용이 포함됩니다"),
+            row("en", "english only"),
+        ],
+    )
     with StoreReader.open_latest(ws) as reader:
         assert [h[0] for h in reader.fts_search("search_cjk", "커밋", 5)] == ["ko"]
         assert [h[0] for h in reader.fts_search("search_cjk", "저장소가", 5)] == ["ko"]
@@ -218,9 +224,33 @@ def test_korean_search_matches_across_particles(ws: Workspace) -> None:
 
 
 SYNTAX_QUERIES = [
-    '"unbalanced', "+writer -lock", "writ*", "*", "-", "+", "C++", "(lock", "lock)",
-    "field:lock", "AND", "OR NOT", "lock^2", "lock~", "\\", "[a TO b]", "{x}", "/re/", "?",
-    "'", "&&", "||", "\x00lock", "lock\ud800", "   ", "", "\t\n",
+    '"unbalanced',
+    "+writer -lock",
+    "writ*",
+    "*",
+    "-",
+    "+",
+    "C++",
+    "(lock",
+    "lock)",
+    "field:lock",
+    "AND",
+    "OR NOT",
+    "lock^2",
+    "lock~",
+    "\\",
+    "[a TO b]",
+    "{x}",
+    "/re/",
+    "?",
+    "'",
+    "&&",
+    "||",
+    "\x00lock",
+    "lock\ud800",
+    "   ",
+    "",
+    "\t\n",
 ]
 
 
@@ -356,8 +386,7 @@ def test_importing_the_store_package_does_not_import_zvec() -> None:
     import sys
 
     code = "import sys, ragit.store; print('zvec' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
 

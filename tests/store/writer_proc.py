@@ -35,8 +35,15 @@ def ingest(ws: Workspace, sha: str, prefix: str, n: int, shared: int) -> dict[st
         warnings += report.warnings
         with StoreWriter.open(ws, lock, embedding=PROFILE, dimensions=DIMS) as writer:
             present = writer.existing(ids)
-        tx = Journal.begin(ws, lock, kind="ingest", target_sha=sha, base_sha=None,
-                           manifest_path=ws.relative(manifest), chunk_ids=ids)
+        tx = Journal.begin(
+            ws,
+            lock,
+            kind="ingest",
+            target_sha=sha,
+            base_sha=None,
+            manifest_path=ws.relative(manifest),
+            chunk_ids=ids,
+        )
         with StoreWriter.open(ws, lock, embedding=PROFILE, dimensions=DIMS) as writer:
             writer.insert([row(i) for i in ids if i not in present])
             tx.advance("store-written")
@@ -48,9 +55,13 @@ def ingest(ws: Workspace, sha: str, prefix: str, n: int, shared: int) -> dict[st
         meta = publish(ws, lock)
         tx.advance("published")
         tx.complete()
-    return {"generation": meta.generation, "chunkCount": meta.chunk_count,
-            "warnings": warnings, "rolledBack": report.rolled_back,
-            "finalized": report.finalized}
+    return {
+        "generation": meta.generation,
+        "chunkCount": meta.chunk_count,
+        "warnings": warnings,
+        "rolledBack": report.rolled_back,
+        "finalized": report.finalized,
+    }
 
 
 def hold(ws: Workspace) -> None:
@@ -63,8 +74,7 @@ def main(argv: list[str]) -> int:
     ws = Workspace(Path(argv[0]))
     try:
         if argv[1] == "ingest":
-            print(json.dumps(ingest(ws, argv[2], argv[3], int(argv[4]), int(argv[5]))),
-                  flush=True)
+            print(json.dumps(ingest(ws, argv[2], argv[3], int(argv[4]), int(argv[5]))), flush=True)
         elif argv[1] == "hold":
             hold(ws)
         else:

@@ -379,7 +379,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
     ),
     CommandSpec(
         path="repair",
-        summary="Plan repairs from what is wrong; --apply runs the safe ones under the writer lock.",
+        summary="Plan repairs from what is wrong; --apply runs the safe ones under the lock.",
         description=(
             "Actions: ingest-recover (unfinished transaction journals), store-rebuild (store "
             "missing, unreadable or lacking manifest chunks: regenerated from every manifest's "
@@ -391,11 +391,19 @@ COMMANDS: tuple[CommandSpec, ...] = (
         default_format="json",
         mutating=True,
         options=(
-            Option("--apply", "boolean", "Execute the safe actions (default: plan only).",
-                   default=False),
-            Option("--action", "enum", "Only this action (repeatable).",
-                   enum=("release-lock", "ingest-recover", "store-rebuild", "ingest"),
-                   multiple=True),
+            Option(
+                "--apply",
+                "boolean",
+                "Execute the safe actions (default: plan only).",
+                default=False,
+            ),
+            Option(
+                "--action",
+                "enum",
+                "Only this action (repeatable).",
+                enum=("release-lock", "ingest-recover", "store-rebuild", "ingest"),
+                multiple=True,
+            ),
         ),
         examples=("ragit repair", "ragit repair --apply --action store-rebuild"),
         related=("doctor", "status", "ingest"),
@@ -612,9 +620,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
         handler="ragit.cli.commands.artifacts:run_harness_pack",
         default_format="json",
         group="harness",
-        arguments=(
-            Argument("suite_ref", "string", "Suite artifact id or its JSON path."),
-        ),
+        arguments=(Argument("suite_ref", "string", "Suite artifact id or its JSON path."),),
         examples=("ragit harness pack art_harness_suite_0123456789abcdef",),
         related=("harness verify", "harness run"),
     ),

@@ -721,9 +721,7 @@ def _residue_left(ws: Workspace) -> bool:
 
     if inspect_lock(ws).state == "stale":
         return True
-    return any(
-        s.classification not in ("completed", "invalid") for s in scan_journals(ws)
-    )
+    return any(s.classification not in ("completed", "invalid") for s in scan_journals(ws))
 
 
 def _recover_residue(ws: Workspace, target: str) -> list[str]:
@@ -782,9 +780,7 @@ def _apply(
         candidates = [r for r in rows if r.chunk_id not in known_ids]
         if meta is not None and len(candidates) > PRECHECK_MIN_ROWS:
             # Worth one extra short open: skip embedding chunks another snapshot already stored.
-            writer = StoreWriter.open(
-                ws, lock, embedding=profile, dimensions=profile["dimensions"]
-            )
+            writer = StoreWriter.open(ws, lock, embedding=profile, dimensions=profile["dimensions"])
             try:
                 present = writer.existing([r.chunk_id for r in candidates])
             finally:

@@ -87,8 +87,8 @@ class ToolService:
         try:
             if not isinstance(name, str) or name not in arg.PARSERS:
                 raise McpInvalidInput(
-                    "name", "unknown tool; the tools are ragit_status, ragit_query and "
-                    "ragit_context_pack"
+                    "name",
+                    "unknown tool; the tools are ragit_status, ragit_query and ragit_context_pack",
                 )
             data = self._run(name, arguments)
         except RagitError as exc:

@@ -355,8 +355,13 @@ def envelope_schema(tool: str, data: dict[str, Any]) -> dict[str, Any]:
 _TOOLS: tuple[tuple[str, str, str, dict[str, Any], dict[str, Any]], ...] = (
     (STATUS, "RAGit status", STATUS_DESCRIPTION, STATUS_INPUT, STATUS_DATA),
     (QUERY, "RAGit query", QUERY_DESCRIPTION, QUERY_INPUT, QUERY_DATA),
-    (CONTEXT_PACK, "RAGit context pack", CONTEXT_PACK_DESCRIPTION, CONTEXT_PACK_INPUT,
-     CONTEXT_PACK_DATA),
+    (
+        CONTEXT_PACK,
+        "RAGit context pack",
+        CONTEXT_PACK_DESCRIPTION,
+        CONTEXT_PACK_INPUT,
+        CONTEXT_PACK_DATA,
+    ),
 )
 
 

@@ -44,8 +44,9 @@ class _Doctor:
         self.cfg: Any = None
         self.manifests: dict[str, Any] = {}
 
-    def add(self, name: str, ok: bool, detail: str, recovery: str | None = None,
-            **extra: Any) -> Check:
+    def add(
+        self, name: str, ok: bool, detail: str, recovery: str | None = None, **extra: Any
+    ) -> Check:
         check = Check(name, ok, detail, recovery, extra or None)
         self.checks.append(check)
         return check
@@ -75,7 +76,8 @@ class _Doctor:
         self.add(
             "ragit.gitignore",
             not missing,
-            "runtime state is git-ignored" if not missing
+            "runtime state is git-ignored"
+            if not missing
             else f"{len(missing)} runtime path(s) are not git-ignored: {', '.join(missing[:4])}",
             "ragit init --yes",
         )
@@ -95,7 +97,8 @@ class _Doctor:
         self.add(
             "security.masking-config",
             bool(sec.secret_masking),
-            "secret masking is on" if sec.secret_masking
+            "secret masking is on"
+            if sec.secret_masking
             else "secret masking is off: ingest refuses",
             "ragit config set security.secret_masking true",
         )
@@ -144,7 +147,8 @@ class _Doctor:
         self.add(
             "snapshot.head",
             ok,
-            "HEAD's snapshot is indexed" if ok
+            "HEAD's snapshot is indexed"
+            if ok
             else f"HEAD snapshot {status}: {block.get('reason')}",
             recovery or "ragit ingest --all",
         )
@@ -225,7 +229,8 @@ class _Doctor:
         self.add(
             "store.transactions",
             not bad,
-            f"{len(pending)} unfinished journal(s), none inconsistent" if not bad
+            f"{len(pending)} unfinished journal(s), none inconsistent"
+            if not bad
             else f"{len(bad)} inconsistent journal(s): {', '.join(bad[:3])}",
             "ragit repair --apply --action ingest-recover",
         )
@@ -240,15 +245,20 @@ class _Doctor:
         try:
             profile = resolve_profile(self.cfg.embedding)
         except RagitError as exc:
-            self.add("embedding.config", False, exc.message,
-                     "ragit config set embedding.provider local-placeholder")
+            self.add(
+                "embedding.config",
+                False,
+                exc.message,
+                "ragit config set embedding.provider local-placeholder",
+            )
             return
         self.add("embedding.config", True, f"{profile.provider} / {profile.model}")
         variable = missing_credential(profile, os.environ)
         self.add(
             "embedding.credentials",
             variable is None,
-            "not required" if profile.spec.credential_env is None
+            "not required"
+            if profile.spec.credential_env is None
             else ("present" if variable is None else f"{variable} is not set"),
             f"export {variable}=<key>" if variable else None,
         )
@@ -261,13 +271,15 @@ class _Doctor:
             self.add(
                 "embedding.migration-needed",
                 same,
-                "the store matches the configured profile" if same
+                "the store matches the configured profile"
+                if same
                 else "the configured embedding profile differs from the store's",
                 "ragit migrate embeddings",
             )
         try:
-            embedder = build_embedder(self.ws.root, self.cfg.embedding, self.cfg.security,
-                                      mode="dry-run")
+            embedder = build_embedder(
+                self.ws.root, self.cfg.embedding, self.cfg.security, mode="dry-run"
+            )
         except RagitError as exc:
             self.add("embedding.policy", False, exc.message, exc.recovery)
             return

@@ -127,12 +127,19 @@ def _regenerate_artifacts(
                 continue
             seen.add(artifact_id)
             record = load_artifact(ws, artifact_id)
-            produced = {row.chunk_id: row for _u, row in
-                        unit_rows(searchable_units(record) if record else [])}
+            produced = {
+                row.chunk_id: row
+                for _u, row in unit_rows(searchable_units(record) if record else [])
+            }
             lost = [c for c in wanted if c not in produced]
             if lost:
-                problems.append({"path": str(entry.get("path")), "versionId": artifact_id,
-                                 "reason": "the artifact record changed or is gone"})
+                problems.append(
+                    {
+                        "path": str(entry.get("path")),
+                        "versionId": artifact_id,
+                        "reason": "the artifact record changed or is gone",
+                    }
+                )
             for cid in wanted:
                 if cid in produced:
                     rows.setdefault(cid, produced[cid])

@@ -279,8 +279,9 @@ def _ngram_similarities(question: str, stored: dict[str, Any]) -> dict[str, floa
     from ragit.embed.providers.placeholder import PlaceholderEmbedder
 
     embedder = PlaceholderEmbedder(
-        EmbeddingProfile(PLACEHOLDER, PLACEHOLDER_MODEL, PLACEHOLDER_DEFAULT_DIMENSIONS,
-                         PLACEHOLDER_VERSION)
+        EmbeddingProfile(
+            PLACEHOLDER, PLACEHOLDER_MODEL, PLACEHOLDER_DEFAULT_DIMENSIONS, PLACEHOLDER_VERSION
+        )
     )
     query = embedder.vector(question)
     out: dict[str, float] = {}

@@ -201,9 +201,7 @@ def _retrieve(
         from ragit.retrieve.artifacts import KEYWORD_ONLY_WARNING, artifact_hits, merge_hits
 
         commit_time = git.commit_time(selection.resolved_sha)
-        overlay = artifact_hits(
-            ws, text, scope, selection.resolved_sha, commit_time, top_k=top_k
-        )
+        overlay = artifact_hits(ws, text, scope, selection.resolved_sha, commit_time, top_k=top_k)
         hits = merge_hits(hits, overlay, top_k)
         if any(h.origin_type == "artifact" and h.mode == "keyword" for h in hits):
             warnings.append(KEYWORD_ONLY_WARNING)

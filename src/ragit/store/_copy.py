@@ -14,8 +14,16 @@ import sys
 from pathlib import Path
 
 _FICLONE = 0x40049409  # _IOW(0x94, 9, int) on Linux
-_NO_CLONE = {errno.EOPNOTSUPP, errno.ENOTSUP, errno.EXDEV, errno.EINVAL, errno.ENOTTY,
-             errno.EBADF, errno.ENOSYS, errno.EPERM}
+_NO_CLONE = {
+    errno.EOPNOTSUPP,
+    errno.ENOTSUP,
+    errno.EXDEV,
+    errno.EINVAL,
+    errno.ENOTTY,
+    errno.EBADF,
+    errno.ENOSYS,
+    errno.EPERM,
+}
 _state = {"reflink": sys.platform.startswith("linux"), "copy_range": hasattr(os, "copy_file_range")}
 
 

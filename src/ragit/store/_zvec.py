@@ -276,8 +276,10 @@ class Collection:
         found: set[str] = set()
         for batch in _batches(list(ids)):
             try:
-                found.update(str(k) for k in self._c.fetch(list(batch), output_fields=[],
-                                                           include_vector=False))
+                found.update(
+                    str(k)
+                    for k in self._c.fetch(list(batch), output_fields=[], include_vector=False)
+                )
             except Exception as exc:
                 raise _fail("fetch", exc) from exc
         return found
@@ -287,8 +289,9 @@ class Collection:
         out: dict[str, StoredChunk] = {}
         for batch in _batches(list(ids)):
             try:
-                docs = self._c.fetch(list(batch), output_fields=_STORED_FIELDS,
-                                     include_vector=False)
+                docs = self._c.fetch(
+                    list(batch), output_fields=_STORED_FIELDS, include_vector=False
+                )
             except Exception as exc:
                 raise _fail("fetch", exc) from exc
             for key, doc in docs.items():

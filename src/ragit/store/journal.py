@@ -200,8 +200,9 @@ def _new_id(kind: str) -> str:
 
 
 def _prune_completed(states: list[JournalState]) -> None:
-    done = sorted((s for s in states if s.classification == "completed"),
-                  key=lambda s: s.transaction_id)
+    done = sorted(
+        (s for s in states if s.classification == "completed"), key=lambda s: s.transaction_id
+    )
     for state in done[:-KEEP_COMPLETED] if len(done) > KEEP_COMPLETED else []:
         state.path.unlink(missing_ok=True)
 
@@ -230,9 +231,11 @@ def begin(
         raise ValueError("target_sha must be a full lowercase commit SHA")
     _check_manifest_path(manifest_path, target_sha)
     states = scan_journals(ws)
-    pending = [s.transaction_id for s in states
-               if s.classification in ("precommit-incomplete", "finalization-pending",
-                                       "inconsistent")]
+    pending = [
+        s.transaction_id
+        for s in states
+        if s.classification in ("precommit-incomplete", "finalization-pending", "inconsistent")
+    ]
     if pending:
         raise IngestRecoveryRequired(pending)
     _prune_completed(states)
@@ -240,23 +243,25 @@ def begin(
     tx_id = _new_id(kind)
     stamp = now_iso()
     data: dict[str, Any] = {_camel(k): v for k, v in extra.items()}
-    data.update({
-        "schemaVersion": JOURNAL_SCHEMA_VERSION,
-        "transactionId": tx_id,
-        "kind": kind,
-        "status": "in-progress",
-        "phase": "prepared",
-        "targetSha": target_sha,
-        "baseSha": base_sha,
-        "manifestPath": manifest_path,
-        "priorManifestSha256": _sha256(ws.root / manifest_path),
-        "storeId": meta.store_id if meta is not None else None,
-        "lockToken": lock.token,
-        "startedAt": stamp,
-        "updatedAt": stamp,
-        "chunkIds": sorted(set(chunk_ids)),
-        "insertedChunkIds": [],
-    })
+    data.update(
+        {
+            "schemaVersion": JOURNAL_SCHEMA_VERSION,
+            "transactionId": tx_id,
+            "kind": kind,
+            "status": "in-progress",
+            "phase": "prepared",
+            "targetSha": target_sha,
+            "baseSha": base_sha,
+            "manifestPath": manifest_path,
+            "priorManifestSha256": _sha256(ws.root / manifest_path),
+            "storeId": meta.store_id if meta is not None else None,
+            "lockToken": lock.token,
+            "startedAt": stamp,
+            "updatedAt": stamp,
+            "chunkIds": sorted(set(chunk_ids)),
+            "insertedChunkIds": [],
+        }
+    )
     ws.transactions_dir.mkdir(parents=True, exist_ok=True)
     tx = Transaction(ws, lock, ws.transactions_dir / f"{tx_id}.json", data)
     _write(tx.path, data)
@@ -294,9 +299,7 @@ def recover(
     for state in states:
         if state.classification == "invalid":
             report.invalid.append(state.transaction_id)
-            report.warnings.append(
-                f"ignored transaction journal {state.path.name}: {state.reason}"
-            )
+            report.warnings.append(f"ignored transaction journal {state.path.name}: {state.reason}")
     finishing: list[JournalState] = []
     meta = read_meta(ws)
     touched = False
@@ -309,19 +312,30 @@ def recover(
             for state in pending:
                 missing = writer.verify(str(i) for i in state.data.get("chunkIds", []))
                 if missing:
-                    inconsistent.append(JournalState(
-                        state.transaction_id, state.path, "inconsistent",
-                        f"{len(missing)} manifest chunk(s) are missing from the store",
-                        state.data))
+                    inconsistent.append(
+                        JournalState(
+                            state.transaction_id,
+                            state.path,
+                            "inconsistent",
+                            f"{len(missing)} manifest chunk(s) are missing from the store",
+                            state.data,
+                        )
+                    )
                 else:
                     finishing.append(state)
         finally:
             writer.close()
     elif pending:
         for state in pending:
-            inconsistent.append(JournalState(
-                state.transaction_id, state.path, "inconsistent",
-                "the manifest was committed but the store is missing", state.data))
+            inconsistent.append(
+                JournalState(
+                    state.transaction_id,
+                    state.path,
+                    "inconsistent",
+                    "the manifest was committed but the store is missing",
+                    state.data,
+                )
+            )
     meta = read_meta(ws)
     if meta is not None and touched and (meta.generation > 0 or finishing):
         report.published_generation = publish(ws, lock).generation
@@ -356,5 +370,3 @@ class Journal:
     begin = staticmethod(begin)
     scan = staticmethod(scan_journals)
     recover = staticmethod(recover)
-
-

@@ -102,8 +102,9 @@ def _check_manifest_path(manifest_path: str, target_sha: str) -> None:
         raise ValueError(f"manifest_path must be .ragit/manifest/{target_sha}.json")
 
 
-def _invalid(tx_id: str, path: Path, reason: str, data: dict[str, Any] | None = None
-             ) -> JournalState:
+def _invalid(
+    tx_id: str, path: Path, reason: str, data: dict[str, Any] | None = None
+) -> JournalState:
     return JournalState(tx_id, path, "invalid", reason, data or {})
 
 
@@ -128,10 +129,15 @@ def _load(path: Path) -> JournalState | dict[str, Any]:
         (data.get("transactionId") == tx_id, "transactionId differs from the file name"),
         (data.get("phase") in PHASES, "unknown phase"),
         (data.get("status") in STATUSES, "unknown status"),
-        (isinstance(data.get("targetSha"), str) and bool(_SHA.match(data["targetSha"])),
-         "targetSha is not a commit SHA"),
-        (isinstance(data.get("chunkIds", []), list)
-         and isinstance(data.get("insertedChunkIds", []), list), "chunk id lists malformed"),
+        (
+            isinstance(data.get("targetSha"), str) and bool(_SHA.match(data["targetSha"])),
+            "targetSha is not a commit SHA",
+        ),
+        (
+            isinstance(data.get("chunkIds", []), list)
+            and isinstance(data.get("insertedChunkIds", []), list),
+            "chunk id lists malformed",
+        ),
     )
     for ok, reason in checks:
         if not ok:
@@ -157,8 +163,9 @@ def _classify(
     if index >= _COMMIT:
         if present:
             return JournalState(tx_id, path, "finalization-pending", None, data)
-        return JournalState(tx_id, path, "inconsistent",
-                            "the manifest was committed but is missing", data)
+        return JournalState(
+            tx_id, path, "inconsistent", "the manifest was committed but is missing", data
+        )
     prior = data.get("priorManifestSha256")
     fresh = present and (prior is None or _sha256(ws.root / data["manifestPath"]) != prior)
     if not fresh:
@@ -166,8 +173,13 @@ def _classify(
     if index == _VERIFIED:
         # The manifest was renamed into place after verification; only the journal step is lost.
         return JournalState(tx_id, path, "finalization-pending", None, data)
-    return JournalState(tx_id, path, "inconsistent",
-                        "a new manifest exists although the store was never verified", data)
+    return JournalState(
+        tx_id,
+        path,
+        "inconsistent",
+        "a new manifest exists although the store was never verified",
+        data,
+    )
 
 
 def _default_exists(ws: Workspace) -> Callable[[str], bool]:
@@ -182,15 +194,19 @@ def scan_journals(ws: Workspace) -> list[JournalState]:
 def _scan(ws: Workspace, exists: Callable[[str], bool]) -> list[JournalState]:
     directory = ws.transactions_dir
     try:
-        paths = sorted(p for p in directory.iterdir()
-                       if p.name.endswith(".json") and not p.name.startswith("."))
+        paths = sorted(
+            p
+            for p in directory.iterdir()
+            if p.name.endswith(".json") and not p.name.startswith(".")
+        )
     except OSError:
         return []
     states: list[JournalState] = []
     for path in paths:
         loaded = _load(path)
-        states.append(loaded if isinstance(loaded, JournalState)
-                      else _classify(ws, path, loaded, exists))
+        states.append(
+            loaded if isinstance(loaded, JournalState) else _classify(ws, path, loaded, exists)
+        )
     return states
 
 

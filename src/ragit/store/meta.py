@@ -151,8 +151,17 @@ def parse_meta(ws: Workspace, text: str) -> StoreMeta:
     if collection != COLLECTION_DIR:
         raise _invalid(ws, f"unknown collection {collection!r}")
     known = {
-        "schemaVersion", "backend", "collection", "storeId", "generation", "revision",
-        "embedding", "chunkCount", "createdAt", "updatedAt", "publishedAt",
+        "schemaVersion",
+        "backend",
+        "collection",
+        "storeId",
+        "generation",
+        "revision",
+        "embedding",
+        "chunkCount",
+        "createdAt",
+        "updatedAt",
+        "publishedAt",
     }
     return StoreMeta(
         schema_version=version,

@@ -124,12 +124,16 @@ class StoreReader:
 
             def unchanged(expected: StoreMeta = meta) -> bool:
                 now = read_meta(ws)
-                return (now is not None and now.stamp == expected.stamp
-                        and inspect_lock(ws).state == "missing")
+                return (
+                    now is not None
+                    and now.stamp == expected.stamp
+                    and inspect_lock(ws).state == "missing"
+                )
 
             try:
-                made = make_copy(ws, meta.store_id, meta.generation, replace=broken,
-                                 still_valid=unchanged)
+                made = make_copy(
+                    ws, meta.store_id, meta.generation, replace=broken, still_valid=unchanged
+                )
             except FileNotFoundError:
                 made = None  # a canonical file vanished under the copy: a writer started
             except OSError as exc:
@@ -159,12 +163,14 @@ class StoreReader:
         """
         k = _check_topk(topk)
         if len(vector) != self.dimensions:
-            raise ValueError(f"query vector has {len(vector)} dimensions, "
-                             f"the store has {self.dimensions}")
+            raise ValueError(
+                f"query vector has {len(vector)} dimensions, the store has {self.dimensions}"
+            )
         if not all(math.isfinite(x) for x in vector):
             raise ValueError("query vector has non-finite values")
-        hits = [(cid, min(1.0, max(0.0, 1.0 - dist))) for cid, dist in
-                self._c.vector_search(vector, k)]
+        hits = [
+            (cid, min(1.0, max(0.0, 1.0 - dist))) for cid, dist in self._c.vector_search(vector, k)
+        ]
         return sorted(hits, key=lambda h: (-h[1], h[0]))
 
     def fts_search(self, field: FtsField, text: str, topk: int) -> list[tuple[str, float]]:

@@ -103,8 +103,9 @@ def _profile(embedding: Mapping[str, Any], dimensions: int) -> dict[str, Any]:
 class StoreWriter:
     """The canonical collection, open read-write for the short insert-and-verify phase."""
 
-    def __init__(self, ws: Workspace, lock: WriterLock, collection: Collection,
-                 meta: StoreMeta) -> None:
+    def __init__(
+        self, ws: Workspace, lock: WriterLock, collection: Collection, meta: StoreMeta
+    ) -> None:
         self.ws = ws
         self.lock = lock
         self.meta = meta
@@ -167,8 +168,9 @@ class StoreWriter:
         return cls(ws, lock, collection, meta)
 
     @classmethod
-    def _create(cls, ws: Workspace, lock: WriterLock, profile: dict[str, Any],
-                dimensions: int) -> StoreWriter:
+    def _create(
+        cls, ws: Workspace, lock: WriterLock, profile: dict[str, Any], dimensions: int
+    ) -> StoreWriter:
         path = canonical_path(ws)
         # Files without meta.json are the residue of a creation that never finished (or of a
         # store whose metadata was removed): nothing was ever published from them.
@@ -233,8 +235,10 @@ class StoreWriter:
             if not row.chunk_id:
                 raise ValueError("a chunk row has an empty chunk_id")
             if len(row.vector) != dims:
-                raise ValueError(f"chunk {row.chunk_id}: vector has {len(row.vector)} "
-                                 f"dimensions, the store has {dims}")
+                raise ValueError(
+                    f"chunk {row.chunk_id}: vector has {len(row.vector)} "
+                    f"dimensions, the store has {dims}"
+                )
             unique.setdefault(row.chunk_id, row)
         present = self.existing(unique)
         todo = [row for cid, row in unique.items() if cid not in present]

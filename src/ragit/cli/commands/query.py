@@ -107,7 +107,9 @@ def run_query_cmd(inv: Invocation) -> Outcome:
         )
     check_query(req)
     data = run_query(ws, req)
-    return Outcome(data=data, text=lambda: render_query(data, req.view), warnings=list(data["warnings"]))
+    return Outcome(
+        data=data, text=lambda: render_query(data, req.view), warnings=list(data["warnings"])
+    )
 
 
 def _scope(raw: Any) -> str:
@@ -160,4 +162,8 @@ def run_context_pack_cmd(inv: Invocation) -> Outcome:
         )
     check_pack(req)
     data = run_context_pack(ws, req)
-    return Outcome(data=data, text=lambda: render_pack(data, req.view, req.scope), warnings=list(data["warnings"]))
+    return Outcome(
+        data=data,
+        text=lambda: render_pack(data, req.view, req.scope),
+        warnings=list(data["warnings"]),
+    )
