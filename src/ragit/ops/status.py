@@ -161,25 +161,54 @@ def _store_block(ws: Workspace) -> dict[str, Any]:
 
 
 def _embedding_block(ws: Workspace, cfg: Any) -> dict[str, Any]:
+    """Configured profile, the store's profile, readiness and the cache (never calls a provider)."""
+    import os
+
     from ragit.store import read_meta
 
-    out: dict[str, Any] = {}
-    if cfg is not None:
-        emb = cfg.embedding
-        out["configured"] = {
-            "provider": emb.provider,
-            "model": emb.model,
-            "dimensions": emb.dimensions if emb.provider == "local-placeholder" else None,
-            "baseUrl": emb.base_url,
-            "timeoutMs": emb.timeout_ms,
-            "cacheEnabled": emb.cache_enabled,
-            "cacheDir": emb.cache_dir,
-        }
+    out: dict[str, Any] = {"configured": None, "store": None}
     try:
         meta = read_meta(ws)
     except RagitError:
         meta = None
-    out["store"] = meta.embedding if meta is not None else None
+    out["store"] = dict(meta.embedding) if meta is not None else None
+    if cfg is None:
+        out.update(ready=False, needsMigration=False)
+        return out
+    from ragit.embed import build_embedder, resolve_profile
+    from ragit.embed.profile import missing_credential
+
+    try:
+        profile = resolve_profile(cfg.embedding)
+    except RagitError as exc:
+        out.update(ready=False, needsMigration=False, errorCode=exc.code, reason=exc.message)
+        return out
+    out["configured"] = {
+        **profile.as_dict(),
+        "egress": profile.egress,
+        "timeoutMs": cfg.embedding.timeout_ms,
+        "cacheEnabled": cfg.embedding.cache_enabled,
+        "cacheDir": cfg.embedding.cache_dir,
+    }
+    needs_migration = bool(
+        meta is not None
+        and meta.chunk_count > 0
+        and meta.embedding.get("namespaceId") != profile.namespace_id
+    )
+    credential = missing_credential(profile, os.environ)
+    out["needsMigration"] = needs_migration
+    out["credentialMissing"] = credential
+    out["ready"] = credential is None and not needs_migration
+    try:
+        embedder = build_embedder(ws.root, cfg.embedding, cfg.security, mode="dry-run")
+    except RagitError as exc:
+        out["cache"] = {"enabled": False, "errorCode": exc.code, "reason": exc.message}
+        out["ready"] = False
+        return out
+    try:
+        out["cache"] = embedder.cache_summary(timeout_ms=cfg.embedding.timeout_ms)
+    finally:
+        embedder.close()
     return out
 
 
