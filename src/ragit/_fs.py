@@ -6,9 +6,12 @@ import os
 import tempfile
 from pathlib import Path
 
+from ragit.store import faults
+
 
 def atomic_write_bytes(path: Path, data: bytes, *, fsync: bool = True) -> None:
     """Write ``data`` to a temp file beside ``path``, fsync it, then rename over ``path``."""
+    faults.before_write()  # test-only disk-full injection (RAGIT_FAULT_ENOSPC), else a no-op
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:

@@ -13,6 +13,14 @@ with no ``RAGIT_FAULT_*`` variable in the environment it returns immediately.
     blocks until a file exists at ``path``. Waiting polls that file every 10 ms: this is a test
     harness, not a lock, and the only place RAGit polls a file for a writer.
 
+``RAGIT_FAULT_ENOSPC=<phase>``
+    A full disk from ``phase`` on: once the process reaches ``phase``, every later atomic file
+    write (:func:`ragit._fs.atomic_write_bytes`: manifests, ``meta.json``, journals, memory and
+    security records) raises ``OSError(ENOSPC)`` before touching the disk, and so does every
+    later ``store-insert-batch`` / ``rebuild-batch`` phase, i.e. the zvec insert batch just
+    written reports the failure (a prefix of it may be stored, as after a real crash). The disk
+    stays "full" until the process ends.
+
 Phases reached by the store package: the journal phases (``prepared``, ``store-written``,
 ``store-verified``, ``manifest-committed``, ``published``, ``completed``), plus
 ``store-insert-batch`` (after each ≤1,024-row insert batch), ``publish-copied`` (reader copy
@@ -22,16 +30,42 @@ yet pruned). Callers (the ingest pipeline, snapshot selection) add their own nam
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 import time
 from pathlib import Path
 
 _counts: dict[str, int] = {}
+_disk_full = {"on": False}
+# Phases that follow a zvec insert batch: a full disk fails the batch just written.
+_INSERT_PHASES = frozenset({"store-insert-batch", "rebuild-batch"})
+
+
+def _enospc() -> OSError:
+    return OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+def before_write() -> None:
+    """Called before every atomic file write; raises ENOSPC once ``RAGIT_FAULT_ENOSPC`` fired.
+
+    Raises:
+        OSError: errno ENOSPC (test-only fault injection).
+    """
+    if _disk_full["on"]:
+        raise _enospc()
 
 
 def reach(phase: str) -> None:
-    """Mark that the running process reached ``phase``; honour the test-only fault variables."""
+    """Mark that the running process reached ``phase``; honour the test-only fault variables.
+
+    Raises:
+        OSError: errno ENOSPC, only under ``RAGIT_FAULT_ENOSPC`` (test-only).
+    """
+    if _disk_full["on"] and phase in _INSERT_PHASES:
+        raise _enospc()
+    if os.environ.get("RAGIT_FAULT_ENOSPC") == phase:
+        _disk_full["on"] = True
     at = os.environ.get("RAGIT_FAULT_AT")
     if at:
         name, _, nth = at.partition(":")
