@@ -679,6 +679,55 @@ COMMANDS: tuple[CommandSpec, ...] = (
         examples=("ragit timeline", "ragit timeline --kind memory -n 20 --format json"),
         related=("memory wrap", "status"),
     ),
+    CommandSpec(
+        path="security audit",
+        summary="Find raw secrets left in control-plane files, the store and indexed documents.",
+        description=(
+            "A string the current masking rules would change still holds a raw secret. Scans "
+            ".ragit/log, .ragit/artifacts, .ragit/memory and the .ragit/security ledgers (warn), "
+            "every chunk of the published store (critical), the documents ingest would read at "
+            "HEAD through admission control (critical when blocked, warn when secret-like), and a "
+            "remote embedding provider under remote_embedding_policy local-only (critical). "
+            "Findings name a path and a field, never the value. Reads only."
+        ),
+        handler="ragit.cli.commands.security:run_audit_cmd",
+        default_format="json",
+        group="security",
+        examples=("ragit security audit", "ragit security audit --format text"),
+        related=("security purge", "status"),
+    ),
+    CommandSpec(
+        path="security purge",
+        summary="Remove raw secrets: re-mask control-plane files, rebuild the store, clear caches.",
+        description=(
+            "Under the writer lock. control-plane: re-masks those files in place (atomic writes). "
+            "store: regenerates the store from git with the current masking rules, verifies it and "
+            "swaps it in; a snapshot whose chunks change under the current rules loses its "
+            "manifest and is listed in staleSnapshots with the `ragit ingest --all --at <sha>` "
+            "that re-indexes it. cache: deletes the embedding cache. quarantine: clears the "
+            "quarantine ledger. all (default): all four. Repository documents are never rewritten. "
+            "--dry-run writes nothing and lists planned[]."
+        ),
+        handler="ragit.cli.commands.security:run_purge_cmd",
+        default_format="json",
+        group="security",
+        mutating=True,
+        supports_dry_run=True,
+        options=(
+            Option(
+                "--target",
+                "enum",
+                "What to purge.",
+                enum=("control-plane", "store", "cache", "quarantine", "all"),
+                default="all",
+            ),
+        ),
+        examples=(
+            "ragit security purge --dry-run",
+            "ragit security purge --target control-plane",
+        ),
+        related=("security audit", "ingest", "doctor"),
+    ),
 )
 
 
