@@ -302,8 +302,12 @@ def test_purge_store_drops_raw_chunks_and_names_the_snapshot_to_reindex(tmp_path
     assert hits_key(repo.query("runbook index operations handbook", at=first)) == hits_key(
         before_first
     )
-    assert _by_surface(_audit(repo), "store") == []
-    assert repo.doctor()[0]["checks"]  # the store reads; HEAD is merely not indexed
+    pending = _by_surface(_audit(repo), "store")
+    assert [(f["severity"], f["path"], f["suggestedAction"]) for f in pending] == [
+        ("warn", f".ragit/manifest/{head}.json", f"ragit ingest --all --at {head}")
+    ]
+    again = repo.ragit("security", "purge", "--target", "store", "--dry-run")
+    assert [s["commitSha"] for s in again.data["staleSnapshots"]] == [head]  # still reported
 
     fix = repo.ragit(*data["staleSnapshots"][0]["recovery"].split()[1:])
 

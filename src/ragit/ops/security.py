@@ -6,7 +6,7 @@ with the current masking rules — a string that :func:`mask_text` would change
 still holds a raw secret — and ``purge`` removes them.
 
 audit (reads only; it records nothing, not even a "last audit" time, so it can
-run anywhere a read can):
+run wherever a read can):
 
 * control-plane files (``.ragit/log/**/*.json[l]``, ``.ragit/artifacts/**/*.json``,
   ``.ragit/memory/**/*.json``, ``.ragit/security/**/*.jsonl``) → ``warn``;
@@ -31,7 +31,10 @@ purge (under the writer lock; ``--dry-run`` writes nothing and returns the plan)
   under the current rules (its stored text held a secret the rules now mask) cannot
   be served from the new store: its manifest is deleted before the swap and it is
   reported in ``staleSnapshots`` with the ``ragit ingest --all --at <sha>`` that
-  re-indexes it. Every other snapshot keeps its manifest and answers as before;
+  re-indexes it. Every other snapshot keeps its manifest and answers as before. The
+  list is written to ``.ragit/security/state.json`` before any manifest goes, so a
+  purge killed halfway still reports it (next purge, and audit as ``warn`` findings)
+  until each snapshot is re-indexed;
 * ``cache`` — deletes the embedding cache (the whole directory when it lies inside
   ``.ragit/``, else only the ``v1/`` layout RAGit writes inside it);
 * ``all`` — the four, in the order control-plane, quarantine, store, cache (the
@@ -61,6 +64,7 @@ SEVERITIES = ("critical", "warn", "info")
 PURGE_CONTROL_PLANE = "ragit security purge --target control-plane"
 PURGE_STORE = "ragit security purge --target store"
 LOCK_COMMAND = "security-purge"
+STATE_NAME = "state.json"
 
 # (directory under .ragit, file suffixes) of the control-plane files (UR §12.27).
 _CONTROL_PLANE = (
@@ -261,6 +265,20 @@ def _chunk_paths(ws: Workspace) -> dict[str, set[str]]:
     return owners
 
 
+def _audit_stale(ws: Workspace) -> list[dict[str, str]]:
+    return [
+        _finding(
+            "warn",
+            "store",
+            ws.relative(ws.manifest_path(entry["commitSha"])),
+            "manifest",
+            f"removed by a security purge and not re-indexed yet ({entry['reason']})",
+            entry["recovery"],
+        )
+        for entry in _stale_entries(pending_stale(ws))
+    ]
+
+
 def _audit_store(ws: Workspace) -> list[dict[str, str]]:
     from ragit.store import StoreReader, read_meta
 
@@ -432,7 +450,7 @@ def run_audit(ws: Workspace, cfg: RagitConfig) -> dict[str, Any]:
     from ragit.security.masking import mask_json
 
     control, control_files = _audit_control_plane(ws)
-    store = _audit_store(ws)
+    store = _audit_store(ws) + _audit_stale(ws)
     docs = _audit_repo_docs(ws, cfg)
     egress, config = _provider_egress(cfg)
     order = {name: n for n, name in enumerate(SEVERITIES)}
@@ -565,6 +583,35 @@ def _stale_entries(stale: dict[str, str]) -> list[dict[str, str]]:
         {"commitSha": sha, "reason": reason, "recovery": f"ragit ingest --all --at {sha}"}
         for sha, reason in sorted(stale.items())
     ]
+
+
+def _state_path(ws: Workspace) -> Path:
+    return _security_dir(ws) / STATE_NAME
+
+
+def pending_stale(ws: Workspace) -> dict[str, str]:
+    """Snapshots an earlier purge removed that are not re-indexed yet (sha → reason).
+
+    The record survives a purge killed after it deleted their manifests, so the
+    re-index commands are never lost; an entry ends when its manifest exists again.
+    """
+    try:
+        raw = json.loads(_state_path(ws).read_text(encoding="utf-8"))
+        entries = raw["staleSnapshots"]
+        pending = {str(e["commitSha"]): str(e["reason"]) for e in entries}
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+    return {sha: why for sha, why in pending.items() if not ws.manifest_path(sha).exists()}
+
+
+def _record_stale(ws: Workspace, stale: dict[str, str]) -> None:
+    from ragit._fs import atomic_write_text
+
+    path = _state_path(ws)
+    if not stale and not path.exists():
+        return
+    state = {"schemaVersion": 1, "staleSnapshots": _stale_entries(stale)}
+    atomic_write_text(path, json.dumps(state, indent=2, sort_keys=True) + "\n")
 
 
 def plan_purge(
@@ -719,7 +766,9 @@ def _purge_store(
         )
     finally:
         embedder.close()
-    # Before the swap: no reader ever sees a manifest whose chunks the new store lacks.
+    # Recorded first, so a crash cannot lose which snapshots need re-indexing; deleted
+    # before the swap, so no reader ever sees a manifest whose chunks the new store lacks.
+    _record_stale(ws, {**pending_stale(ws), **plan.stale})
     for sha in sorted(plan.stale):
         path = ws.manifest_path(sha)
         if path.exists():
@@ -766,8 +815,9 @@ def run_purge(
     if dry_run:
         planned, store_plan, warnings = plan_purge(ws, cfg, target, progress)
         data.update(planned=planned, warnings=warnings)
-        if store_plan is not None:
-            data["staleSnapshots"] = _stale_entries(store_plan.stale)
+        if "store" in _targets(target):
+            stale = {**pending_stale(ws), **(store_plan.stale if store_plan else {})}
+            data["staleSnapshots"] = _stale_entries(stale)
         return data
     if not ws.is_initialized():
         # Without init, .ragit/ is not git-ignored: the lock file alone would dirty the worktree.
@@ -790,13 +840,14 @@ def run_purge(
                 data["deleted"].extend(deleted)
                 data["warnings"].extend(warnings)
                 data["store"] = summary
-                if store_plan is not None:
-                    data["staleSnapshots"] = _stale_entries(store_plan.stale)
-                    data["warnings"].extend(
-                        f"snapshot {s['commitSha']} held text the current masking rules change; "
-                        f"its manifest was deleted. Re-index it with: {s['recovery']}"
-                        for s in data["staleSnapshots"]
-                    )
+                stale = pending_stale(ws)
+                _record_stale(ws, stale)  # drops the entries re-indexed since
+                data["staleSnapshots"] = _stale_entries(stale)
+                data["warnings"].extend(
+                    f"snapshot {s['commitSha']} cannot be served from the purged store; "
+                    f"re-index it with: {s['recovery']}"
+                    for s in data["staleSnapshots"]
+                )
             elif part == "cache":
                 planned, _plan, _w = plan_purge(ws, cfg, part, progress)
                 data["planned"].extend(planned)
