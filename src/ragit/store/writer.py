@@ -284,21 +284,24 @@ class StoreWriter:
         """Rows in the canonical store."""
         return self._c.count()
 
-    def compact(self) -> bool:
-        """Merge segments when there is more than one; returns whether it did.
+    def compact(self) -> str:
+        """Merge segments when there is more than one (see :mod:`ragit.store.compact`).
 
-        zvec computes BM25 statistics per segment: the few chunks an incremental ingest
-        adds would otherwise sit in a tiny segment whose inverse document frequencies are
-        near zero, and rank far below the same text in the large segment. One segment
-        keeps keyword scores comparable across the whole store.
+        Returns ``"single"`` (nothing to merge), ``"merged"`` (merged inline: a small
+        store), or ``"deferred"`` (a large store: the caller starts the background
+        compactor once it has released the lock).
         """
+        from ragit.store.compact import inline_limit
+
         self.lock.assert_held()
         self._settle()
         if self._c.segment_count() <= 1:
-            return False
+            return "single"
+        if self._c.count() > inline_limit():
+            return "deferred"
         self._c.optimize()
         faults.reach("store-compacted")
-        return True
+        return "merged"
 
     def close(self) -> None:
         """Flush and close the canonical collection; idempotent."""
