@@ -136,7 +136,7 @@ def main(argv: list[str]) -> int:
     except RagitError as exc:
         _log(ok=False, code=exc.code, message=exc.message)
         return 0
-    except Exception as exc:  # noqa: BLE001 - a background job reports, never raises
+    except Exception as exc:  # a background job reports, never raises
         _log(ok=False, code="UNEXPECTED", message=str(exc) or type(exc).__name__)
         return 0
     _log(ok=True, outcome=outcome)
