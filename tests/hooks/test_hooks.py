@@ -187,7 +187,7 @@ def test_post_rewrite_indexes_an_amended_commit_and_a_rebased_branch(tmp_path: P
     repo.git("rebase", "-q", "main")
     rebased = repo.head()
 
-    _wait_for_ingest(repo.root, rebased, "post-rewrite", tolerate_failures=True)
+    _wait_for_ingest(repo.root, rebased, "post-rewrite", tolerate_failures=False)
     assert rebased != topic
     assert {"docs/notes/topic.md", ADR} <= {d["path"] for d in repo.manifest(rebased)["docs"]}
 

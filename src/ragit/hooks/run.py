@@ -45,6 +45,14 @@ def main(argv: list[str]) -> int:
         _log(hook, ok=False, code="NOT_A_GIT_REPOSITORY")
         return 0
     ws = Workspace(root)
+    from ragit.snapshot._git import GitRepo
+
+    busy_with = GitRepo(root).operation_in_progress()
+    if busy_with is not None:
+        # Intermediate commits of a rebase (or a stopped merge) are not worth a snapshot:
+        # the post-rewrite (or post-merge/post-commit) hook that ends it ingests the result.
+        _log(hook, ok=True, skipped=f"git {busy_with} in progress")
+        return 0
     deadline = time.monotonic() + BUSY_WAIT_SECONDS
     while True:
         try:

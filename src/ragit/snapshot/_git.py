@@ -302,6 +302,17 @@ class GitRepo:
                 out[path] = "staged"
         return out
 
+    def operation_in_progress(self) -> str | None:
+        """The name of a rebase, merge, cherry-pick or revert git is in the middle of, or None."""
+        try:
+            state = int(self._repo.state())
+        except (pygit2.GitError, AttributeError):
+            return None
+        if state == 0:
+            return None
+        names = {int(s): s.name.lower() for s in pygit2.enums.RepositoryState}
+        return names.get(state, "operation")
+
     def is_dirty(self) -> bool:
         """Any uncommitted change (untracked directories are not walked file by file)."""
         try:
