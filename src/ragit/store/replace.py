@@ -9,7 +9,9 @@ swap directories under the writer lock:
 2. ``store.next`` → ``store``,
 3. publish a reader copy of the new store, delete ``store.prev``.
 
-A crash between the renames leaves ``store.next`` complete and no ``store``;
+An exception between the first rename and the end of the publish (SIGINT, a failed
+write) swaps back: the previous store is live again and ``store.next`` is residue.
+A crash (kill -9) between the renames leaves ``store.next`` complete and no ``store``;
 :func:`recover_swap` (run by every writer right after it takes the lock) finishes
 the swap. A crash before the first rename leaves the old store untouched and a
 ``store.next`` residue that the next build discards. Manifests are never touched.
@@ -25,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ragit._fs import atomic_write_text, fsync_dir
-from ragit.contract.errors import SnapshotStoreUnavailable
+from ragit.contract.errors import RagitError, SnapshotStoreUnavailable
 from ragit.store import faults
 from ragit.store._copy import remove_tree
 from ragit.store._zvec import MAX_BATCH, Collection
@@ -151,12 +153,38 @@ def swap_in(ws: Workspace, lock: WriterLock) -> StoreMeta:
     live = ws.store_dir
     prev = prev_dir(ws)
     remove_tree(prev)
-    if live.exists():
-        os.replace(live, prev)
-    faults.reach("rebuild-swapped-out")
-    os.replace(next_dir(ws), live)
-    fsync_dir(ws.ragit_dir)
-    faults.reach("rebuild-swapped-in")
-    published = publish(ws, lock)
+    try:
+        if live.exists():
+            os.replace(live, prev)
+        faults.reach("rebuild-swapped-out")
+        os.replace(next_dir(ws), live)
+        fsync_dir(ws.ragit_dir)
+        faults.reach("rebuild-swapped-in")
+        published = publish(ws, lock)
+    except BaseException:
+        # An interruption (SIGINT) or a failed write must not leave readers without a
+        # published store: put the previous one back unless the new one got published.
+        _swap_back(ws)
+        raise
     remove_tree(prev)
     return published
+
+
+def _swap_back(ws: Workspace) -> None:
+    """Undo an unpublished swap: the new store back to ``store.next``, ``store.prev`` live."""
+    from ragit.store.meta import read_meta
+
+    live, nxt, prev = ws.store_dir, next_dir(ws), prev_dir(ws)
+    if not prev.exists():
+        return  # nothing to restore (first store) or the swap never started
+    if live.exists():
+        try:
+            meta = read_meta(ws)
+        except RagitError:  # an unreadable new meta.json is not a published store either
+            meta = None
+        if meta is not None and meta.generation > 0:
+            return  # the new store is published: keep it
+        remove_tree(nxt)
+        os.replace(live, nxt)
+    os.replace(prev, live)
+    fsync_dir(ws.ragit_dir)
