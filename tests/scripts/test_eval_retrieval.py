@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("ir_measures", reason="the evaluation needs ir-measures (hatch test installs it)")
+pytest.importorskip("ir_measures", reason="needs ir-measures (hatch test installs it)")
 
 _PATH = Path(__file__).resolve().parents[2] / "scripts" / "eval_retrieval.py"
 _SPEC = importlib.util.spec_from_file_location("eval_retrieval", _PATH)
