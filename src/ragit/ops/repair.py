@@ -52,7 +52,7 @@ def _action(
     }
 
 
-def _store_problem(ws: Workspace) -> str | None:
+def _store_problem(ws: Workspace, *, wait_ms: int) -> str | None:
     from ragit.snapshot.manifest import list_manifest_shas, load_manifest
     from ragit.store import StoreReader, read_meta
 
@@ -68,7 +68,7 @@ def _store_problem(ws: Workspace) -> str | None:
     if not (ws.store_dir / meta.collection).is_dir():
         return "store_collection_missing"
     try:
-        reader = StoreReader.open_latest(ws, wait_ms=2000)
+        reader = StoreReader.open_latest(ws, wait_ms=wait_ms)
     except RagitError:
         return "store_unreadable"
     try:
@@ -122,7 +122,8 @@ def plan_repair(ws: Workspace, requested: list[str]) -> list[dict[str, Any]]:
                 notes=[f"{len(journals)} unfinished transaction journal(s)"],
             )
         )
-    problem = _store_problem(ws)
+    # A stale lock's writer is dead: waiting for it to publish would only cost 2 s.
+    problem = _store_problem(ws, wait_ms=0 if lock.state == "stale" else 2000)
     if problem or "store-rebuild" in requested:
         plan.append(
             _action(
