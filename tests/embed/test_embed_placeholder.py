@@ -153,3 +153,26 @@ def test_texts_without_words_get_a_fixed_unit_vector() -> None:
     embedder = _embedder()
     assert embedder.vector("") == embedder.vector("?!. ---")
     assert embedder.vector("the of") != embedder.vector("")
+
+
+def test_batches_give_the_same_bits_as_one_text_at_a_time() -> None:
+    """Implementation choice: batch embedding (numpy sums) equals vector() bit for bit."""
+    texts = [
+        *DOCS.values(),
+        "",
+        "!!!",
+        "the of and",
+        "a a a a b",
+        "Ａｂｃ ﬁle Straße İstanbul",
+        "ingest가 커밋을 日本語のテキスト",
+        "x",
+        *(f"term{i} term{i % 7} 용어{i} {chr(0x4E00 + i)} the" for i in range(40)),
+    ]
+    for dimensions in (8, 256, 512):
+        batched = _embedder(dimensions).embed(texts)
+        single = _embedder(dimensions)
+        for text, vector in zip(texts, batched, strict=True):
+            expected = single.vector(text)
+            assert struct.pack(f"<{dimensions}d", *vector) == struct.pack(
+                f"<{dimensions}d", *expected
+            )

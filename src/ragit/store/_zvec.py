@@ -43,6 +43,7 @@ import contextlib
 import json
 import os
 import re
+from array import array
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -66,6 +67,9 @@ def _zv() -> Any:
     """Import and initialize zvec once per process."""
     global _lib  # noqa: PLW0603 - a process-wide lazy import
     if _lib is None:
+        from ragit._guard import check_zvec
+
+        check_zvec()  # a zvec that cannot load ends the process cleanly, never natively
         import zvec  # noqa: TID251 - this is the zvec adapter
 
         level = os.environ.get("RAGIT_ZVEC_LOG", "error").upper()
@@ -120,9 +124,10 @@ def sanitize_query(text: str) -> str:
     return _UNSAFE.sub(" ", text).strip()
 
 
-def _as_list(vector: Sequence[float]) -> list[float]:
-    """A plain list for zvec (numpy arrays via ``tolist``; lists pass through uncopied)."""
-    if isinstance(vector, list):
+def _as_list(vector: Sequence[float]) -> Any:
+    """A vector as zvec takes it: a list or a float ``array`` passes through uncopied (zvec
+    narrows its items to float32 the way a C cast does), a numpy array via ``tolist``."""
+    if isinstance(vector, list) or (isinstance(vector, array) and vector.typecode in "fd"):
         return vector
     tolist = getattr(vector, "tolist", None)
     return list(tolist()) if callable(tolist) else [float(x) for x in vector]

@@ -31,6 +31,7 @@ import hashlib
 import math
 import re
 import unicodedata
+from array import array
 from collections import Counter
 
 from ragit.embed.base import Embedder, ProviderOptions, Vector
@@ -86,12 +87,20 @@ _WORD_WEIGHT = 1.0
 _NGRAM_WEIGHT = 2.0
 _ALPHA_NGRAMS = (3, 4)
 _SYLLABIC_NGRAMS = (2, 3)
+# On ASCII text (NFKC leaves it as it is, lower() keeps it ASCII) _WORD matches exactly these
+# runs, about twice as fast.
+_ASCII_WORD = re.compile(r"[0-9a-z]+")
 
 # Word feature tables are memoized per embedder; the cap bounds memory (~1 KB a
 # word) on huge vocabularies. Results never depend on the memo.
 _MEMO_LIMIT = 32_768
+# Batches from this size on are summed with numpy (see _vectors); smaller ones, such as a
+# question, in plain Python, which needs no numpy import.
+_NUMPY_MIN_BATCH = 16
 
-Features = tuple[tuple[int, float], ...]
+# A word's features: bucket indices and signed weights, in first-seen order (arrays, so
+# that a batch appends them to its buffers with a memory copy).
+Features = tuple["array[int]", "array[float]"]
 
 
 def _hash(feature: str, dims: int) -> tuple[int, float]:
@@ -135,38 +144,99 @@ class PlaceholderEmbedder(Embedder):
 
     def _embed_batch(self, texts: list[str]) -> list[Vector]:
         self.requests_sent += 1
+        if len(texts) >= _NUMPY_MIN_BATCH:
+            return self._vectors(texts)
         return [self.vector(text) for text in texts]
+
+    def _counts(self, text: str) -> dict[str, int]:
+        """Term frequencies of the text's words in first-seen order, stop words dropped."""
+        lowered = unicodedata.normalize("NFKC", text).lower()
+        words = (_ASCII_WORD if lowered.isascii() else _WORD).findall(lowered)
+        counts = Counter(words)
+        stops = _STOP.intersection(counts)
+        if stops and len(stops) < len(counts):
+            # Deleting keeps the first-seen order of the remaining words.
+            pop = counts.pop  # dict.pop: Counter's own __delitem__ is Python code
+            for word in stops:
+                pop(word)
+        return counts
+
+    def _unit(self) -> Vector:
+        unit = [0.0] * self._dims
+        unit[self._empty] = 1.0
+        return unit
 
     def vector(self, text: str) -> Vector:
         """The placeholder vector of one text."""
-        words = _WORD.findall(unicodedata.normalize("NFKC", text).lower())
-        counts = Counter(w for w in words if w not in _STOP)
+        counts = self._counts(text)
         if not counts:
-            counts = Counter(words)
-        dims = self._dims
-        if not counts:
-            unit = [0.0] * dims
-            unit[self._empty] = 1.0
-            return unit
-        vec = [0.0] * dims
+            return self._unit()
+        vec = [0.0] * self._dims
         memo = self._memo
         for word, tf in counts.items():
             feats = memo.get(word)
             if feats is None:
                 feats = self._features(word)
+            indices, values = feats
             if tf == 1:
-                for i, v in feats:
+                for i, v in zip(indices, values, strict=True):
                     vec[i] += v
             else:
                 scale = math.sqrt(tf)
-                for i, v in feats:
+                for i, v in zip(indices, values, strict=True):
                     vec[i] += v * scale
         norm = math.hypot(*vec)
         if norm == 0.0:
             # Every feature cancelled out (opposite signs on one bucket).
-            vec[self._empty] = 1.0
-            return vec
+            return self._unit()
         return [x / norm for x in vec]
+
+    def _vectors(self, texts: list[str]) -> list[Vector]:
+        """:meth:`vector` of each text, bit for bit, with the sums done by numpy.
+
+        ``bincount`` adds the weights into their buckets one after the other in input
+        order, which is the order :meth:`vector` adds them in, so every bucket gets the
+        same IEEE sums; ``v * 1.0`` is exact and the division is IEEE division in both.
+        The norm is :func:`math.hypot` of the same numbers.
+        """
+        import numpy as np  # lazy: only batch embedding needs it
+
+        dims = self._dims
+        memo = self._memo
+        indices = array("q")
+        values = array("d")
+        ends = array("q")  # where each word's features end in indices/values
+        scales = array("d")  # each word's sqrt(tf)
+        per_text = array("q")  # features per text
+        sqrt = math.sqrt
+        for text in texts:
+            start = len(indices)
+            for word, tf in self._counts(text).items():
+                feats = memo.get(word)
+                if feats is None:
+                    feats = self._features(word)
+                indices += feats[0]
+                values += feats[1]
+                ends.append(len(indices))
+                scales.append(1.0 if tf == 1 else sqrt(tf))
+            per_text.append(len(indices) - start)
+        rows = len(texts)
+        ends_at = np.frombuffer(ends, dtype=np.int64)
+        sizes = ends_at - np.concatenate((np.zeros(1, dtype=np.int64), ends_at[:-1]))
+        offsets = np.repeat(np.arange(rows, dtype=np.int64) * dims, per_text)
+        weights = np.frombuffer(values, dtype=np.float64) * np.repeat(
+            np.frombuffer(scales, dtype=np.float64), sizes
+        )
+        flat = np.frombuffer(indices, dtype=np.int64) + offsets
+        sums = np.bincount(flat, weights=weights, minlength=rows * dims)
+        matrix = sums.reshape(rows, dims)
+        norms = np.array([math.hypot(*row) for row in matrix.tolist()])
+        zero = norms == 0.0  # no word, or every feature cancelled out
+        norms[zero] = 1.0
+        out: list[Vector] = (matrix / norms[:, None]).tolist()
+        for row in np.flatnonzero(zero).tolist():
+            out[row] = self._unit()
+        return out
 
     def _features(self, word: str) -> Features:
         dims = self._dims
@@ -187,7 +257,7 @@ class PlaceholderEmbedder(Embedder):
             for gram in grams:
                 index, sign = _hash("g\x00" + gram, dims)
                 acc[index] = acc.get(index, 0.0) + sign * weight
-        feats = tuple(acc.items())
+        feats = (array("q", acc), array("d", acc.values()))
         if len(self._memo) >= _MEMO_LIMIT:
             self._memo.clear()
         self._memo[word] = feats
