@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from ragit._guard import EXIT_NOT_READY as EXIT_UNSUPPORTED
+from ragit._guard import RuntimeUnsupported
 from ragit.contract.envelope import (
     FORMAT_ALIASES,
     FORMATS,
@@ -242,6 +244,9 @@ def run_spec(spec: CommandSpec, params: dict[str, Any], ctx: click.Context) -> i
     except KeyboardInterrupt:
         sys.stderr.write("[ragit] interrupted\n")
         return EXIT_INTERRUPTED
+    except RuntimeUnsupported as exc:
+        sys.stderr.write(f"[ragit] {exc}\n")
+        return EXIT_UNSUPPORTED
     except BrokenPipeError:
         _silence_stdout()
         return 141
