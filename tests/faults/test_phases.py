@@ -1,0 +1,31 @@
+"""Suite guard: every phase a write operation reaches has a kill test."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from tests.faults._faultkit import INGEST_PHASES, PURGE_PHASES, REBUILD_PHASES
+
+import ragit
+
+_PATTERN = re.compile(r"(?:faults\.reach|\.advance)\(\s*\"([a-z-]+)\"")
+_PUBLISH = {"publish-copied", "publish-meta-written"}
+
+
+def _reached(*relative: str) -> set[str]:
+    src = Path(ragit.__file__).parent
+    return {name for rel in relative for name in _PATTERN.findall((src / rel).read_text("utf-8"))}
+
+
+def test_every_phase_of_every_write_operation_has_a_kill_test() -> None:
+    """Implementation choice: a phase added to a write path must get a fault test too."""
+    journal = {"prepared", "completed"}  # reached inside Journal.begin / Transaction.complete
+    ingest = _reached("ingest/pipeline.py", "store/writer.py", "store/journal.py") | journal
+    rebuild = _reached("store/replace.py") | _PUBLISH
+    purge = _reached("ops/security.py") | rebuild
+
+    assert _reached("store/writer.py") >= _PUBLISH
+    assert ingest == set(INGEST_PHASES)
+    assert rebuild == set(REBUILD_PHASES)
+    assert purge == set(PURGE_PHASES)
