@@ -234,22 +234,6 @@ def _migrate_config(repo: RagitRepo) -> None:
     _set_config(repo, "dimensions = 256", "dimensions = 128")
 
 
-def _migration_reference(tmp_path: Path) -> dict[str, list[Any]]:
-    """Every snapshot's answers after a migration that nothing interrupted (per worker)."""
-    if "migrate" not in _REFERENCE:
-        from ragit.config import load_config
-        from ragit.ops.rebuild import rebuild_store
-
-        repo, labels = template_repo(tmp_path / "_reference")
-        _migrate_config(repo)
-        cfg = load_config(repo.ws)
-        rebuild_store(repo.ws, cfg, command="migrate-embeddings", progress=lambda _m: None)
-        _REFERENCE["migrate"] = {
-            label: _answers(repo, sha) for label, sha in labels["snapshots"].items()
-        }
-    return _REFERENCE["migrate"]
-
-
 def _plant_control_plane(repo: RagitRepo) -> None:
     working, events = LEAKY_FILES
     repo.write(working, json.dumps({"summary": f"rotate {SECRET} on Friday", "n": 1}) + "\n")
@@ -260,19 +244,58 @@ def _plant_control_plane(repo: RagitRepo) -> None:
     repo.write(CACHE_ENTRY, "{}\n")
 
 
-def prepare(operation: str, tmp_path: Path) -> Case:
-    """Build the repository an operation's scenario starts from."""
+def _setup(operation: str, tmp_path: Path) -> Case:
     repo, labels = template_repo(tmp_path, "legacy" if operation == "purge" else "base")
     before = labels["before"]
-    case = Case(repo, labels["snapshots"], before, dict(before))
+    case = Case(repo, labels["snapshots"], before, before)
     if operation == "ingest":
         case.extra["head"] = repo.commit(_append(repo, SECOND, ARCHIVE), "archive rule")
     elif operation == "migrate":
         _migrate_config(repo)
-        case.expected_after = _migration_reference(tmp_path)
     elif operation == "purge":
         _plant_control_plane(repo)
         case.extra["stale"] = labels["stale"]
+    return case
+
+
+def _complete(case: Case, operation: str) -> None:
+    """Run ``operation`` to its end in-process, as nothing interrupted it."""
+    from ragit.config import load_config
+    from ragit.ops.rebuild import rebuild_store
+    from ragit.ops.security import run_purge
+
+    repo = case.repo
+    cfg = load_config(repo.ws)
+    quiet = lambda _m: None  # noqa: E731
+    if operation == "ingest":
+        repo.ingest()
+    elif operation in ("rebuild", "migrate"):
+        rebuild_store(repo.ws, cfg, command="store-rebuild", progress=quiet)
+    elif operation == "purge":
+        run_purge(repo.ws, cfg, target="all", dry_run=False, progress=quiet)
+        repo.ingest(all=True, at=case.extra["stale"])
+
+
+def _reference(operation: str, tmp_path: Path) -> dict[str, list[Any]]:
+    """Each snapshot's answers once ``operation`` completed without a fault (per worker).
+
+    Keyword scores are BM25 over every row of the store, so an operation that adds or
+    removes rows (ingest, purge) may move a snapshot's lower hits; a fault must end in
+    exactly the state an uninterrupted run reaches.
+    """
+    if operation not in _REFERENCE:
+        case = _setup(operation, tmp_path / f"_reference-{operation}")
+        _complete(case, operation)
+        _REFERENCE[operation] = {
+            label: _answers(case.repo, sha) for label, sha in case.snapshots.items()
+        }
+    return _REFERENCE[operation]
+
+
+def prepare(operation: str, tmp_path: Path) -> Case:
+    """Build the repository an operation's scenario starts from, with its reference answers."""
+    case = _setup(operation, tmp_path)
+    case.expected_after = _reference(operation, tmp_path)
     return case
 
 
@@ -287,7 +310,11 @@ ARGV: dict[str, tuple[str, ...]] = {
 # ---------------------------------------------------------------- the protocol
 
 
-def compare_answers(case: Case, labels: dict[str, list[Any]], *, allow: set[str]) -> dict[str, str]:
+def compare_answers(
+    case: Case, accepted: list[dict[str, list[Any]]], *, allow: set[str]
+) -> dict[str, str]:
+    """Each snapshot's verdict: ``same`` (its answers equal one of ``accepted``), a not-ready
+    error code listed in ``allow``, or a problem."""
     seen: dict[str, str] = {}
     store_error = _store_not_ready(case.repo)
     if store_error is not None and store_error not in allow:
@@ -304,7 +331,7 @@ def compare_answers(case: Case, labels: dict[str, list[Any]], *, allow: set[str]
             if exc.code in STORE_LEVEL:
                 store_error = seen[label]
             continue
-        if answers == case.before[label] or answers == labels[label]:
+        if any(answers == expected[label] for expected in accepted):
             seen[label] = "same"
         else:
             seen[label] = "DIFFERENT HITS"
@@ -452,12 +479,13 @@ def run_scenario(
     from ragit.store import inspect_lock
 
     obs.lock = inspect_lock(case.repo.ws).state
-    obs.readers = compare_answers(case, case.expected_after, allow=NOT_READY)
+    # Right after a fault readers may still be on the old generation or on the new one.
+    obs.readers = compare_answers(case, [case.before, case.expected_after], allow=NOT_READY)
     first = _doctor_failures(case.repo)
     obs.doctor = first[0]
     _recover(obs, case.repo, first)
     _finish(obs, case, operation)
-    obs.after.update(compare_answers(case, case.expected_after, allow=set()))
+    obs.after.update(compare_answers(case, [case.expected_after], allow=set()))
     obs.doctor_after, _recovery = _doctor_failures(case.repo)
     _name_shas(obs, case)
     record(obs)
@@ -539,7 +567,7 @@ def run_corruption(tmp_path: Path, target: str) -> Observed:
     obs = Observed("store files", "corrupt", target)
     flipped = flip_bytes(repo.ws, CORRUPTIBLE[target])
     obs.notes.append(f"flipped {flipped.relative_to(repo.ws.store_dir).as_posix()}")
-    obs.readers = compare_answers(case, case.before, allow=NOT_READY)
+    obs.readers = compare_answers(case, [case.before], allow=NOT_READY)
     obs.doctor = [c for c in _doctor_failures(repo)[0] if c != "snapshot.head"]
     writer = repo.ragit("ingest")
     code = writer.error["code"] if writer.code else "ok"
@@ -552,7 +580,7 @@ def run_corruption(tmp_path: Path, target: str) -> Observed:
         again = repo.ragit("ingest")
         obs.finish.append(f"`ragit ingest` → exit {again.code}")
     shutil.rmtree(user_cache_dir() / "stores")  # readers re-copy the canonical files
-    obs.after.update(compare_answers(case, case.before, allow=set()))
+    obs.after.update(compare_answers(case, [case.expected_after], allow=set()))
     head = repo.query(QUESTION, top_k=10)["snapshotSha"]
     obs.after["head"] = "indexed" if head == case.extra["head"] else f"not indexed ({head})"
     obs.doctor_after = _doctor_failures(repo)[0]
