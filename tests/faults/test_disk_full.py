@@ -17,7 +17,6 @@ POINTS = [
     ("ingest", "prepared"),  # the journal cannot record the rows it is about to insert
     ("ingest", "store-verified"),  # publish copies the store, then cannot write meta.json
     ("ingest", "manifest-committed"),  # the manifest is in place, the journal cannot finish
-    ("rebuild", "rebuild-batch"),  # store.next cannot get its meta.json
     ("rebuild", "rebuild-swapped-in"),  # the swapped-in store cannot be published
     ("migrate", "rebuild-built"),  # same, one step earlier
     ("purge", "purge-control-plane-rewritten"),  # the second control-plane rewrite fails
