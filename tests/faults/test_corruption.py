@@ -27,11 +27,6 @@ def test_a_damaged_store_file_keeps_published_answers_and_a_store_rebuild_repair
     assert obs.doctor_after == [], obs
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="doctor inspects the published reader copy only; damage to the canonical files "
-    "shows when the next writer opens them (see docs/faults.md)",
-)
 def test_doctor_names_a_damaged_canonical_store_file(tmp_path: Path) -> None:
     """Contract §12 (doctor names every problem with a recovery that fixes it)."""
     case = prepare("ingest", tmp_path)

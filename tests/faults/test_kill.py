@@ -42,10 +42,6 @@ def test_a_writer_killed_at_any_phase_leaves_readers_safe_and_doctor_recovers_it
     assert_safe_and_recovered(obs)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ingest does not call recover_swap after taking the lock (docs/faults.md, known gaps)",
-)
 def test_an_ingest_after_a_crash_mid_swap_finishes_the_swap_first(tmp_path: Path) -> None:
     """ragit.store.replace: every writer finishes an interrupted store swap before writing."""
     case = prepare("ingest", tmp_path)

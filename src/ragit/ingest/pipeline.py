@@ -578,9 +578,7 @@ def _embed_rows(rows: list[Any], embedder: Any, progress: Progress) -> list[Any]
     for i in range(0, len(rows), batch):
         part = rows[i : i + batch]
         vectors = embedder.embed([r.search_en for r in part])
-        out.extend(
-            replace(r, vector=array("f", v)) for r, v in zip(part, vectors, strict=True)
-        )
+        out.extend(replace(r, vector=array("f", v)) for r, v in zip(part, vectors, strict=True))
         now = time.monotonic()
         if now - last >= 2.0 and i + batch < len(rows):
             done = i + batch
@@ -736,9 +734,10 @@ def _residue_left(ws: Workspace) -> bool:
 def _recover_residue(ws: Workspace, target: str) -> list[str]:
     """Take the writer lock only to recover a crashed writer's residue; returns warnings."""
     from ragit.store import WriterLock, recover
+    from ragit.store.replace import recover_swap
 
     with WriterLock.acquire(ws, command="ingest", head_sha=target) as lock:
-        warnings = list(lock.warnings)
+        warnings = list(lock.warnings) + recover_swap(ws, lock)
         warnings.extend(recover(ws, lock, lambda sha: manifest_exists(ws, sha)).warnings)
     return warnings
 
@@ -773,10 +772,12 @@ def _apply(
     from ragit.contract.errors import EmbeddingMigrationRequired, IngestStoreWriteUnverified
     from ragit.snapshot.manifest import write_manifest
     from ragit.store import Journal, StoreWriter, WriterLock, faults, publish, read_meta, recover
+    from ragit.store.replace import recover_swap
 
     profile = embedder.profile.as_dict()
     with WriterLock.acquire(ws, command="ingest", head_sha=plan.target) as lock:
-        warnings = list(lock.warnings)
+        # Finish a store swap a crashed rebuild, migration or purge left half done first.
+        warnings = list(lock.warnings) + recover_swap(ws, lock)
         warnings.extend(recover(ws, lock, lambda sha: manifest_exists(ws, sha)).warnings)
         meta = read_meta(ws)
         if (
@@ -815,7 +816,8 @@ def _apply(
         # Chunks carried over from indexed manifests are in the store (doctor checks that
         # invariant); the ones this ingest adds are written and read back.
         unknown = sorted(manifest.all_chunk_ids() - known_ids)
-        if unknown or meta is None:
+        opened = bool(unknown) or meta is None
+        if opened:
             writer = StoreWriter.open(ws, lock, embedding=profile, dimensions=profile["dimensions"])
             try:
                 present = writer.existing([r.chunk_id for r in embedded_rows])
@@ -832,7 +834,7 @@ def _apply(
         else:
             tx.advance("store-written")
             tx.advance("store-verified")
-        if embedded_rows or compaction == "merged" or meta is None:
+        if opened:  # zvec changes the canonical files on every read-write open
             # Publish the store generation before the manifest: a reader that sees the new
             # manifest always finds its chunks in the published reader copy.
             publish(ws, lock)

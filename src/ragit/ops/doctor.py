@@ -168,6 +168,7 @@ class _Doctor:
                 self.add("store.meta", True, "no store yet (the first ingest creates it)")
             return
         self.add("store.meta", True, f"generation {meta.generation}, {meta.chunk_count} chunks")
+        self._canonical_files(meta)
         try:
             reader = StoreReader.open_latest(self.ws, wait_ms=2000)
         except RagitError as exc:
@@ -203,6 +204,28 @@ class _Doctor:
             )
         finally:
             reader.close()
+
+    def _canonical_files(self, meta: Any) -> None:
+        from ragit.store import inspect_lock, scan_journals
+        from ragit.store.writer import canonical_digest
+
+        expected = meta.extra.get("canonicalDigest")
+        if not expected or inspect_lock(self.ws).state != "missing":
+            return  # published before fingerprints existed, or a writer is at work
+        if any(s.classification != "completed" for s in scan_journals(self.ws)):
+            return  # unfinished work: the journals check reports it
+        if not (self.ws.store_dir / meta.collection).is_dir():
+            self.add("store.canonical-files", False, "the store's collection is missing", REBUILD)
+            return
+        same = canonical_digest(self.ws) == expected
+        self.add(
+            "store.canonical-files",
+            same,
+            "the canonical store files are as published"
+            if same
+            else "the canonical store files changed outside a RAGit write (damaged or replaced)",
+            REBUILD,
+        )
 
     def writer(self) -> None:
         from ragit.store import inspect_lock, scan_journals

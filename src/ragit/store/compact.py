@@ -116,7 +116,9 @@ def compact(root: Path) -> str:
             remove_tree(nxt)
             nxt.mkdir(parents=True)
             os.replace(work / meta.collection, nxt / meta.collection)
-            wire = {**current.evolve(chunk_count=count).to_wire(), "buildState": COMPLETE_MARK}
+            extra = {k: v for k, v in current.extra.items() if k != "canonicalDigest"}
+            merged = current.evolve(chunk_count=count, extra=extra)
+            wire = {**merged.to_wire(), "buildState": COMPLETE_MARK}
             (nxt / META_NAME).write_text(
                 json.dumps(wire, indent=2, sort_keys=True) + "\n", encoding="utf-8"
             )

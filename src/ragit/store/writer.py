@@ -325,6 +325,24 @@ class StoreWriter:
         self.close()
 
 
+def canonical_digest(ws: Workspace) -> str:
+    """A fingerprint of the canonical collection files (path, size, mtime) as published.
+
+    Only writers change these files and every writer publishes, so outside a write a
+    different fingerprint means the files were damaged or replaced behind RAGit's back
+    (``doctor`` check ``store.canonical-files``). Reading never changes a file's mtime.
+    """
+    import hashlib
+
+    root = canonical_path(ws)
+    lines: list[str] = []
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and path.name != "LOCK":
+            info = path.stat()
+            lines.append(f"{path.relative_to(root).as_posix()}\0{info.st_size}\0{info.st_mtime_ns}")
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()[:32]
+
+
 def publish(ws: Workspace, lock: WriterLock) -> StoreMeta:
     """Publish the canonical store as the next generation and make its reader copy.
 
@@ -344,6 +362,7 @@ def publish(ws: Workspace, lock: WriterLock) -> StoreMeta:
     if meta is None or not canonical_path(ws).is_dir():
         raise SnapshotStoreUnavailable(None, "there is no store to publish")
     generation = meta.generation + 1
+    digest = canonical_digest(ws)
     try:
         made = make_copy(ws, meta.store_id, generation, replace=True)
     except OSError as exc:
@@ -355,7 +374,11 @@ def publish(ws: Workspace, lock: WriterLock) -> StoreMeta:
     faults.reach("publish-copied")
     stamp = now_iso()
     published = meta.evolve(
-        generation=generation, chunk_count=count, updated_at=stamp, published_at=stamp
+        generation=generation,
+        chunk_count=count,
+        updated_at=stamp,
+        published_at=stamp,
+        extra={**meta.extra, "canonicalDigest": digest},
     )
     write_meta(ws, published)
     faults.reach("publish-meta-written")
