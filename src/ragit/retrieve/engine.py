@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any
 
 from ragit.ingest.ids import cjk_runs
@@ -116,7 +117,7 @@ def cjk_query_text(question: str) -> str:
 
 
 def _restricted(
-    search: Any, allowed: set[str] | dict[str, Any], want: int, store_size: int
+    search: Any, allowed: frozenset[str] | set[str] | dict[str, Any], want: int, store_size: int
 ) -> dict[str, float]:
     """Call ``search(k)`` with growing ``k`` until ``want`` results fall inside ``allowed``."""
     k = max(want * 4, 64)
@@ -137,21 +138,33 @@ def _cosine(a: list[float], b: list[float]) -> float:
     return max(0.0, min(1.0, dot / (na * nb)))
 
 
-_OWNERS: dict[int, tuple[Manifest, dict[str, list[Any]]]] = {}
+_DOC_CHUNKS: dict[int, tuple[Manifest, frozenset[str]]] = {}
 
 
-def chunk_owners(manifest: Manifest) -> dict[str, list[Any]]:
-    """Chunk id → the documents holding it (memoized per parsed manifest object)."""
-    cached = _OWNERS.get(id(manifest))
+def document_chunk_ids(manifest: Manifest) -> frozenset[str]:
+    """The chunk ids the documents of ``manifest`` cite (memoized per parsed manifest
+    object, so the MCP server builds the set once per snapshot)."""
+    cached = _DOC_CHUNKS.get(id(manifest))
     if cached is not None and cached[0] is manifest:
         return cached[1]
+    frozen = frozenset(chain.from_iterable(doc.chunk_ids for doc in manifest.docs))
+    if len(_DOC_CHUNKS) >= 8:
+        _DOC_CHUNKS.pop(next(iter(_DOC_CHUNKS)))
+    _DOC_CHUNKS[id(manifest)] = (manifest, frozen)
+    return frozen
+
+
+def chunk_owners(manifest: Manifest, chunk_ids: set[str]) -> dict[str, list[Any]]:
+    """Chunk id → the documents citing it, in manifest order, for ``chunk_ids`` only (a
+    document citing a chunk twice is listed twice). Only documents that cite one of
+    ``chunk_ids`` are walked, so the cost is one C-level set test per document."""
     owners: dict[str, list[Any]] = {}
     for doc in manifest.docs:
+        if chunk_ids.isdisjoint(doc.chunk_ids):
+            continue
         for cid in doc.chunk_ids:
-            owners.setdefault(cid, []).append(doc)
-    if len(_OWNERS) >= 8:
-        _OWNERS.pop(next(iter(_OWNERS)))
-    _OWNERS[id(manifest)] = (manifest, owners)
+            if cid in chunk_ids:
+                owners.setdefault(cid, []).append(doc)
     return owners
 
 
@@ -172,11 +185,11 @@ def retrieve_durable(
     A chunk shared by several documents yields one hit per document (identity
     is ``(documentId, chunkId)``).
     """
-    owners = chunk_owners(manifest)
-    if not owners:
+    allowed = document_chunk_ids(manifest)
+    if not allowed:
         return []
     want = pool or max(top_k * 4, 40)
-    size = max(getattr(reader, "chunk_count", 0), len(owners))
+    size = max(getattr(reader, "chunk_count", 0), len(allowed))
     w_en, w_cjk = script_weights(question)
     # An English-only embedding model says nothing about the Korean part of a question:
     # for that share the vector signal comes from the offline character n-gram embedding.
@@ -185,21 +198,22 @@ def retrieve_durable(
     bm25_cjk: dict[str, float] = {}
     if w_en > 0 and question.strip():
         bm25_en = _restricted(
-            lambda k: reader.fts_search("search_en", question, k), owners, want, size
+            lambda k: reader.fts_search("search_en", question, k), allowed, want, size
         )
     cjk_query = cjk_query_text(question)
     if w_cjk > 0 and cjk_query:
         bm25_cjk = _restricted(
-            lambda k: reader.fts_search("search_cjk", cjk_query, k), owners, want, size
+            lambda k: reader.fts_search("search_cjk", cjk_query, k), allowed, want, size
         )
     vec_hits: dict[str, float] = {}
     if question_vector is not None and alpha > 0:
         vec_hits = _restricted(
-            lambda k: reader.vector_search(question_vector, k), owners, want, size
+            lambda k: reader.vector_search(question_vector, k), allowed, want, size
         )
     candidates = set(bm25_en) | set(bm25_cjk) | set(vec_hits)
     if not candidates:
         return []
+    owners = chunk_owners(manifest, candidates)
     if question_vector is not None and alpha > 0:
         missing = [cid for cid in candidates if cid not in vec_hits]
         if missing:
