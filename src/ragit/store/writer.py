@@ -53,10 +53,20 @@ _SCAN_RATIO = 5
 # on two cores (zvec 0.8.0 releases the GIL in both): on a quiet 2-core box a background
 # flush cut 17.8k rows from 3.8-3.9 s (insert, then flush) to 2.9-3.3 s. Each flush adds a
 # block to the writing segment (one BM25 statistic per segment, so ranking is unchanged) with
-# a vector file of at least ~5 MB; 3 batches (3,072 rows x 256 dims) fill one. Flushing every
-# 3 batches rather than 8 cost less CPU (17.8k rows: 3.7-4.3 s against 4.2-4.9 s) and ~80 MiB
-# less peak memory, as smaller blocks are cheaper to index, at the same store size.
+# a vector file of at least ~5 MB; 3 batches (3,072 rows x 256 dims) fill one. Small blocks
+# are cheaper to index, but each flush also costs more the larger the segment already is.
+# Measured (zvec alone, CPU): 17.8k rows 4.0-4.1 s flushing every 3 batches vs 4.3-4.4 s
+# every 8; 176k rows 70-73 s every 3 vs 53-59 s every 8. Hence every 3 batches for the first
+# 24, then every 8 (176k rows: 57-60 s, same as every 8).
 _FLUSH_EVERY = 3
+_FLUSH_EVERY_LARGE = 8
+_SMALL_UNTIL = 24
+
+
+def _flush_due(number: int, last: int) -> bool:
+    """Whether to flush after insert batch ``number`` (1-based), the last flush being after
+    batch ``last``."""
+    return number - last >= (_FLUSH_EVERY if number <= _SMALL_UNTIL else _FLUSH_EVERY_LARGE)
 
 
 class _Flusher:
@@ -250,13 +260,15 @@ class StoreWriter:
             self.lock.transaction.record_inserted([row.chunk_id for row in todo])
         batches = [todo[i : i + MAX_BATCH] for i in range(0, len(todo), MAX_BATCH)]
         flusher = _Flusher(self._c) if len(batches) > _FLUSH_EVERY else None
+        last = 0
         try:
             for number, batch in enumerate(batches, 1):
                 self._dirty = True
                 self._c.insert(batch)
                 faults.reach("store-insert-batch")
-                if flusher is not None and number % _FLUSH_EVERY == 0 and number < len(batches):
+                if flusher is not None and number < len(batches) and _flush_due(number, last):
                     flusher.request()
+                    last = number
         finally:
             if flusher is not None:
                 flusher.finish()
