@@ -20,8 +20,11 @@ _SPEC.loader.exec_module(ev)
 
 
 def _case(ranked: list[str], judgments: dict[str, int], cid: str = "q") -> dict:
-    return {"id": cid, "ranked": ranked,
-            "judgments": [{"path": p, "gain": g} for p, g in judgments.items()]}
+    return {
+        "id": cid,
+        "ranked": ranked,
+        "judgments": [{"path": p, "gain": g} for p, g in judgments.items()],
+    }
 
 
 def test_ndcg_uses_exponential_gains() -> None:
