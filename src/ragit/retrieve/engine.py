@@ -29,6 +29,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from itertools import chain
+from operator import mul
 from typing import Any
 
 from ragit.ingest.ids import cjk_runs
@@ -129,10 +130,16 @@ def _restricted(
         k *= 4
 
 
-def _cosine(a: list[float], b: list[float]) -> float:
-    dot = sum(x * y for x, y in zip(a, b, strict=False))
-    na = math.sqrt(sum(x * x for x in a))
-    nb = math.sqrt(sum(y * y for y in b))
+def _norm(a: list[float]) -> float:
+    return math.sqrt(sum(map(mul, a, a)))
+
+
+def _cosine(a: list[float], b: list[float], na: float | None = None) -> float:
+    # sum(map(mul, ...)) adds the same products in the same order as a generator would
+    # (same bits), at C speed; ``na`` lets a caller compute the query's norm once.
+    dot: float = sum(map(mul, a, b))
+    na = _norm(a) if na is None else na
+    nb = _norm(b)
     if na == 0.0 or nb == 0.0:
         return 0.0
     return max(0.0, min(1.0, dot / (na * nb)))
@@ -218,8 +225,9 @@ def retrieve_durable(
         missing = [cid for cid in candidates if cid not in vec_hits]
         if missing:
             vectors = reader.fetch_vectors(missing)
+            q_norm = _norm(question_vector)
             for cid, vec in vectors.items():
-                vec_hits[cid] = _cosine(question_vector, vec)
+                vec_hits[cid] = _cosine(question_vector, vec, q_norm)
     max_en = max(bm25_en.values(), default=0.0)
     max_cjk = max(bm25_cjk.values(), default=0.0)
     max_vec = max(vec_hits.values(), default=0.0)
@@ -298,10 +306,11 @@ def _ngram_similarities(question: str, stored: dict[str, Any]) -> dict[str, floa
         )
     )
     query = embedder.vector(question)
+    q_norm = _norm(query)
     out: dict[str, float] = {}
     for cid, chunk in stored.items():
         text = f"{chunk.heading_path}\n{chunk.text}" if chunk.heading_path else chunk.text
-        out[cid] = _cosine(query, embedder.vector(text))
+        out[cid] = _cosine(query, embedder.vector(text), q_norm)
     return out
 
 

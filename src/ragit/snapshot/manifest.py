@@ -13,6 +13,7 @@ to no document entry (normally none); the durable scope of a snapshot is
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import re
@@ -130,6 +131,27 @@ def load_manifest(ws: Workspace, sha: str) -> Manifest:
         raise
     except OSError as exc:  # a directory, no permission, an I/O error
         raise SnapshotManifestInvalid(sha, rel, f"unreadable ({type(exc).__name__})") from exc
+    # Parsing allocates one object per chunk id and document and makes no reference cycle:
+    # garbage collections midway only traverse them again (at N=10,000, 176k chunk ids:
+    # 77-85 ms with the collector running, 42-43 ms without).
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        manifest = _parse(sha, rel, raw)
+    finally:
+        if collecting:
+            gc.enable()
+    if manifest.index_version < 1:
+        raise SnapshotManifestInvalid(sha, rel, "indexVersion must be a positive integer")
+    if manifest.commit_sha != sha:
+        raise SnapshotManifestInvalid(sha, rel, "commitSha does not match the file name")
+    if len(_CACHE) >= _CACHE_SIZE:
+        _CACHE.pop(next(iter(_CACHE)))
+    _CACHE[str(path)] = (key, manifest)
+    return manifest
+
+
+def _parse(sha: str, rel: str, raw: bytes) -> Manifest:
     try:
         data = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -140,19 +162,11 @@ def load_manifest(ws: Workspace, sha: str) -> Manifest:
     if isinstance(version, int) and not isinstance(version, bool) and version > INDEX_VERSION:
         raise SnapshotSchemaUnsupported(rel, version, INDEX_VERSION)
     try:
-        manifest = Manifest.model_validate(data)
+        return Manifest.model_validate(data)
     except ValidationError as exc:
         first = exc.errors(include_url=False, include_input=False)[0]
         where = ".".join(str(p) for p in first["loc"])
         raise SnapshotManifestInvalid(sha, rel, f"{where}: {first['msg']}") from None
-    if manifest.index_version < 1:
-        raise SnapshotManifestInvalid(sha, rel, "indexVersion must be a positive integer")
-    if manifest.commit_sha != sha:
-        raise SnapshotManifestInvalid(sha, rel, "commitSha does not match the file name")
-    if len(_CACHE) >= _CACHE_SIZE:
-        _CACHE.pop(next(iter(_CACHE)))
-    _CACHE[str(path)] = (key, manifest)
-    return manifest
 
 
 def write_manifest(ws: Workspace, manifest: Manifest) -> Path:

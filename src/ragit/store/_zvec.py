@@ -321,7 +321,8 @@ class Collection:
             for key, doc in docs.items():
                 vec = (doc.vectors or {}).get(VECTOR_FIELD)
                 if vec is not None:
-                    out[str(key)] = [float(x) for x in vec]
+                    # zvec's Doc already holds a list of Python floats.
+                    out[str(key)] = vec if isinstance(vec, list) else [float(x) for x in vec]
         return out
 
     def vector_search(self, vector: Sequence[float], topk: int) -> list[tuple[str, float]]:
