@@ -1,8 +1,9 @@
 """Damaged store files: bytes flipped in the canonical zvec collection (.ragit/store/chunks).
 
 Readers never open the canonical files (docs/store.md): they keep answering from the
-published reader copy. The damage shows when the next writer opens the collection. A
-store rebuild regenerates every chunk from git, so it repairs any damage; afterwards
+published reader copy. ``doctor`` names the damage by the published fingerprint, and the
+next writer refuses to open (and so to publish) the changed files. A store rebuild
+regenerates every chunk from git, so it repairs any damage; afterwards
 reader copies made afresh from the canonical files answer as before.
 """
 
@@ -22,6 +23,10 @@ def test_a_damaged_store_file_keeps_published_answers_and_a_store_rebuild_repair
     obs = run_corruption(tmp_path, target)
 
     assert set(obs.readers.values()) == {"same"}, obs
+    assert "store.canonical-files" in obs.doctor, obs
+    # The next writer refuses instead of publishing the damage to readers.
+    assert obs.finish[0] == "next writer `ragit ingest` → exit 3 (SNAPSHOT_STORE_UNAVAILABLE)", obs
+    assert "readers after that writer: same" in obs.notes, obs
     assert obs.recoveries == [f"`{REBUILD}` → exit 0"], obs
     assert set(obs.after.values()) == {"same", "indexed"}, obs
     assert obs.doctor_after == [], obs

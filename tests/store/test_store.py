@@ -394,3 +394,42 @@ def test_cache_dir_follows_xdg_cache_home(ws: Workspace, tmp_path: Path) -> None
     """Design §2.5: reader copies live in the user cache dir (XDG_CACHE_HOME honoured)."""
     meta = write_and_publish(ws, rows("a", 1))
     assert copy_path(ws, meta.store_id, 1).is_relative_to(tmp_path / "xdg-cache" / "ragit")
+
+
+def test_a_writer_refuses_canonical_files_changed_outside_a_write(ws: Workspace) -> None:
+    """Contract §6 (a writer never publishes a broken store): files that differ from the
+    fingerprint of the last publish, with no unfinished journal, are refused before any
+    recovery or write; the error's recovery (doctor) names the store rebuild."""
+    from ragit.store.writer import check_canonical_intact
+
+    write_and_publish(ws, rows("a", 40))
+    with WriterLock.acquire(ws, command="test", head_sha=None) as lock:
+        check_canonical_intact(ws, lock)  # as published
+    target = sorted((ws.store_dir / "chunks").rglob("*.sst"))[0]
+    data = bytearray(target.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    target.write_bytes(bytes(data))
+    before = tree_state(ws.store_dir)
+    with (
+        WriterLock.acquire(ws, command="test", head_sha=None) as lock,
+        pytest.raises(SnapshotStoreUnavailable) as info,
+    ):
+        check_canonical_intact(ws, lock)
+    assert "changed outside a RAGit write" in info.value.details["reason"]
+    assert info.value.recovery == "ragit doctor --format json"
+    assert tree_state(ws.store_dir) == before  # nothing written
+
+
+def test_reseal_records_a_read_only_open_so_it_is_not_taken_for_damage(ws: Workspace) -> None:
+    """Implementation choice: zvec rewrites files on every read-write open; an open that
+    wrote nothing reseals the fingerprint, so a writer stopped before its publish (Ctrl-C
+    while embedding) leaves no false alarm for the next writer."""
+    from ragit.store.writer import check_canonical_intact, reseal
+
+    write_and_publish(ws, rows("a", 40))
+    with WriterLock.acquire(ws, command="test", head_sha=None) as lock:
+        with StoreWriter.open(ws, lock, embedding=PROFILE, dimensions=DIMS) as writer:
+            assert writer.existing([r.chunk_id for r in rows("a", 3)])
+        reseal(ws, lock)
+    with WriterLock.acquire(ws, command="test", head_sha=None) as lock:
+        check_canonical_intact(ws, lock)

@@ -773,9 +773,11 @@ def _apply(
     from ragit.snapshot.manifest import write_manifest
     from ragit.store import Journal, StoreWriter, WriterLock, faults, publish, read_meta, recover
     from ragit.store.replace import recover_swap
+    from ragit.store.writer import check_canonical_intact, reseal
 
     profile = embedder.profile.as_dict()
     with WriterLock.acquire(ws, command="ingest", head_sha=plan.target) as lock:
+        check_canonical_intact(ws, lock)  # never publish damaged canonical files
         # Finish a store swap a crashed rebuild, migration or purge left half done first.
         warnings = list(lock.warnings) + recover_swap(ws, lock)
         warnings.extend(recover(ws, lock, lambda sha: manifest_exists(ws, sha)).warnings)
@@ -795,6 +797,7 @@ def _apply(
                 present = writer.existing([r.chunk_id for r in candidates])
             finally:
                 writer.close()
+            reseal(ws, lock)  # this open wrote nothing; an interruption before publish is no damage
             candidates = [r for r in candidates if r.chunk_id not in present]
         store_ms = int((time.monotonic() - t0) * 1000)
         tx = Journal.begin(

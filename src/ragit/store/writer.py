@@ -355,6 +355,52 @@ def canonical_digest(ws: Workspace) -> str:
     return hashlib.sha256("\n".join(lines).encode()).hexdigest()[:32]
 
 
+def check_canonical_intact(ws: Workspace, lock: WriterLock) -> None:
+    """Refuse to write over canonical files that changed outside a RAGit write.
+
+    A writer that opened a damaged collection would publish the damage to every reader (a
+    damaged full-text index or id map opens without an error and changes the hits). Call it
+    under the writer lock before any recovery. It judges only a quiet store, as ``doctor``'s
+    ``store.canonical-files`` does: the last publish recorded a fingerprint, no transaction
+    journal is unfinished and no store replacement is half done (recovery from those changes
+    the files legitimately and publishes again).
+
+    Raises:
+        SnapshotStoreUnavailable: the files differ from the published fingerprint; its
+            recovery, ``ragit doctor``, names the store rebuild.
+        StoreWriteBusy: ``lock`` is no longer held.
+    """
+    from ragit.store.journal_scan import scan_journals
+    from ragit.store.replace import next_dir, prev_dir
+
+    lock.assert_held()
+    meta = read_meta(ws)
+    expected = meta.extra.get("canonicalDigest") if meta is not None else None
+    if not expected or not canonical_path(ws).is_dir():
+        return
+    if next_dir(ws).exists() or prev_dir(ws).exists():
+        return
+    if any(s.classification != "completed" for s in scan_journals(ws)):
+        return
+    if canonical_digest(ws) != expected:
+        raise SnapshotStoreUnavailable(
+            None,
+            "the canonical store files changed outside a RAGit write (damaged or replaced); "
+            "nothing was written — rebuild the store from git",
+        )
+
+
+def reseal(ws: Workspace, lock: WriterLock) -> None:
+    """Record the canonical files' fingerprint again after a read-write open that wrote
+    nothing (zvec rewrites some files on every such open). Without it, a writer that stopped
+    before its publish would leave files that look damaged to the next writer and to
+    ``doctor``. Only for an open that came after :func:`check_canonical_intact`."""
+    lock.assert_held()
+    meta = read_meta(ws)
+    if meta is not None and meta.extra.get("canonicalDigest"):
+        write_meta(ws, meta.evolve(extra={**meta.extra, "canonicalDigest": canonical_digest(ws)}))
+
+
 def publish(ws: Workspace, lock: WriterLock) -> StoreMeta:
     """Publish the canonical store as the next generation and make its reader copy.
 
