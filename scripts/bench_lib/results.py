@@ -156,6 +156,10 @@ def fmt(value: float | None, unit: str) -> str:
         return f"{value:g}/10"
     if unit == "bool":
         return "true" if value >= 1.0 else "false"
+    if unit == "chunks/s":
+        return f"{value:,.0f}/s"
+    if unit == "us":
+        return f"{value:.1f} us"
     return f"{value:g}"
 
 

@@ -8,6 +8,7 @@ once per generator query in each counted repetition.
 from __future__ import annotations
 
 import json
+import shutil
 import statistics
 import time
 from collections.abc import Callable
@@ -17,6 +18,7 @@ from typing import Any
 
 from bench_lib.context import Context, resolve_mcp_impl
 from bench_lib.corpus import RFC_QUERIES, copy_repo, diff_digests, dir_bytes, tree_digest
+from bench_lib.embed_server import LoopbackOllama
 from bench_lib.mcp_client import StdioClient
 from bench_lib.proc import BenchError, Env, Sample
 from bench_lib.results import Row
@@ -655,6 +657,188 @@ def mcp(ctx: Context) -> list[Row]:
     ]
 
 
+OLLAMA_DIMS = 768  # nomic-embed-text, RAGit's default Ollama model
+
+
+def _embed_figures(sample: Sample) -> tuple[int, float]:
+    """(chunks embedded, embedding phase in ms) from an ingest envelope."""
+    data = _envelope(sample).get("data") or {}
+    return int(data.get("embedded") or 0), float((data.get("timings") or {}).get("embedMs") or 0)
+
+
+def embed(ctx: Context) -> list[Row]:
+    """Embedding throughput, and what the embedding cache saves (issue: providers and cache).
+
+    Per run, on fresh copies of the pristine corpus: ``ingest --all`` with the default
+    placeholder; then with the real Ollama provider pointed at a loopback server that counts
+    requests — once with an empty embedding cache, then on a second fresh copy that holds
+    only the first copy's ``.ragit/cache/embeddings`` (every chunk a cache hit). The
+    embedding phase comes from the envelope's ``timings.embedMs``; ``requests`` on the hit
+    run must be 0.
+    """
+    n = ctx.opts.n
+    pristine = ctx.pristine(n)
+    placeholder_rate: list[float] = []
+    miss_walls: list[Sample] = []
+    hit_walls: list[Sample] = []
+    miss_rate: list[float] = []
+    hit_us: list[float] = []
+    miss_requests: list[float] = []
+    hit_requests: list[float] = []
+    with LoopbackOllama(OLLAMA_DIMS) as server:
+        for i in range(ctx.opts.warmup + ctx.opts.runs):
+            counted = i >= ctx.opts.warmup
+            ctx.progress(f"embed: run {i + 1}/{ctx.opts.warmup + ctx.opts.runs}")
+            run_dir = ctx.scratch("embed")
+            env = ctx.fresh_cache_env(run_dir)
+            plain = copy_repo(pristine, run_dir / "placeholder", ctx.git)
+            chunks, ms = _embed_figures(
+                ctx.run_ragit(plain, "ingest", "--all", "--format", "json", env=env)
+            )
+            repos = []
+            for name in ("miss", "hit"):
+                repo = copy_repo(pristine, run_dir / name, ctx.git)
+                ctx.run_ragit(repo, "config", "set", "embedding.provider", "ollama", env=env)
+                ctx.run_ragit(repo, "config", "set", "embedding.base_url", server.url, env=env)
+                repos.append(repo)
+            server.reset()
+            miss = ctx.run_ragit(repos[0], "ingest", "--all", "--format", "json", env=env)
+            m_requests = server.requests
+            m_chunks, m_ms = _embed_figures(miss)
+            cache_rel = Path(".ragit", "cache", "embeddings")
+            shutil.copytree(repos[0] / cache_rel, repos[1] / cache_rel)
+            server.reset()
+            hit = ctx.run_ragit(repos[1], "ingest", "--all", "--format", "json", env=env)
+            h_chunks, h_ms = _embed_figures(hit)
+            if counted:
+                placeholder_rate.append(chunks / max(ms, 1e-3) * 1000)
+                miss_walls.append(miss)
+                hit_walls.append(hit)
+                miss_rate.append(m_chunks / max(m_ms, 1e-3) * 1000)
+                hit_us.append(h_ms * 1000 / max(h_chunks, 1))
+                miss_requests.append(float(m_requests))
+                hit_requests.append(float(server.requests))
+            ctx.discard(run_dir)
+    sc = "embed"
+    return [
+        Row(
+            sc,
+            "placeholder: chunks embedded per second",
+            "chunks/s",
+            placeholder_rate,
+            n,
+            None,
+            extra={"chunks": chunks},
+        ),
+        _timed_row(sc, "ollama (loopback), empty cache: ingest --all", None, n, miss_walls),
+        Row(
+            sc,
+            "ollama (loopback), empty cache: chunks per second",
+            "chunks/s",
+            miss_rate,
+            n,
+            None,
+            extra={"dimensions": OLLAMA_DIMS},
+        ),
+        Row(sc, "ollama (loopback), empty cache: requests", "count", miss_requests, n, None),
+        _timed_row(sc, "ollama (loopback), cache full: ingest --all", None, n, hit_walls),
+        Row(sc, "cache hit: embedding phase per chunk", "us", hit_us, n, None),
+        Row(sc, "ollama (loopback), cache full: requests", "count", hit_requests, n, None),
+    ]
+
+
+MINILM_MODELS = ("all-MiniLM-L6-v2", "all-MiniLM-L6-v2-int8")
+
+
+def _mcp_warm_queries(
+    ctx: Context, mcp_argv: list[str], repo: Path, queries: list[str], env: Env
+) -> tuple[float, list[float]]:
+    """One ragit-mcp session: (first ragit_query in seconds, warm ragit_query seconds)."""
+    with StdioClient([*mcp_argv, "--cwd", str(repo)], cwd=repo, env=env) as client:
+        client.initialize()
+        t0 = time.perf_counter()
+        client.call("ragit_query", {"question": queries[0]})
+        first = time.perf_counter() - t0
+        warm: list[float] = []
+        for k in range(ctx.opts.mcp_calls):
+            t0 = time.perf_counter()
+            client.call("ragit_query", {"question": queries[k % len(queries)]})
+            warm.append(time.perf_counter() - t0)
+    return first, warm
+
+
+def minilm(ctx: Context) -> list[Row]:
+    """The local-minilm provider, numpy fp32 and onnxruntime int8 (issue: offline semantic).
+
+    Per model: one fresh copy of the pristine corpus, ``config set embedding.provider
+    local-minilm`` and ``embedding.model``, ``ingest --all`` (chunks/s from the envelope's
+    ``timings.embedMs``; a one-document repository is ingested first with the same user
+    cache, so the one-off int8 graph build is not counted), then every generator query
+    as a cold ``query`` process, and one ``ragit-mcp`` session of ``--mcp-calls`` warm
+    ``ragit_query`` calls (each embeds its question). A model whose backend is not installed
+    is reported as skipped.
+    """
+    n = ctx.opts.n
+    pristine = ctx.pristine(n)
+    queries = ctx.queries(n)
+    mcp_argv = ctx.opts.mcp_impl or resolve_mcp_impl(None, ctx.opts.impl)
+    rows: list[Row] = []
+    for model in MINILM_MODELS:
+        sc = f"minilm {model.removeprefix('all-MiniLM-L6-v2').lstrip('-') or 'fp32'}"
+        run_dir = ctx.scratch("minilm")
+        repo = copy_repo(pristine, run_dir / "repo", ctx.git)
+        env = ctx.fresh_cache_env(run_dir)
+        warm = run_dir / "warm-up"
+        (warm / "docs").mkdir(parents=True)
+        (warm / "docs" / "a.md").write_text("# Warm-up\n\nLoads the model once.\n")
+        ctx.git(warm, "init", "-q")
+        ctx.git(warm, "add", "-A")
+        ctx.git.commit(warm, "Warm-up document")
+        ctx.init_and_commit(warm)
+        for target in (warm, repo):
+            ctx.run_ragit(target, "config", "set", "embedding.provider", "local-minilm", env=env)
+            ctx.run_ragit(target, "config", "set", "embedding.model", model, env=env)
+        # First use of a model in a user cache (the int8 graph is built there): not counted.
+        ctx.run_ragit(warm, "ingest", "--all", "--format", "json", env=env, check=False)
+        ctx.progress(f"{sc}: ingest --all of N={n}")
+        sample = ctx.run_ragit(repo, "ingest", "--all", "--format", "json", env=env, check=False)
+        if sample.returncode != 0:
+            error = (_envelope(sample).get("error") or {}).get("code", sample.returncode)
+            ctx.progress(f"{sc}: skipped: ingest failed ({error})")
+            rows.append(Row(sc, f"skipped: ingest failed ({error})", "s", [], n))
+            ctx.discard(run_dir)
+            continue
+        chunks, ms = _embed_figures(sample)
+        rows.append(_timed_row(sc, "ingest --all", None, n, [sample], chunks=chunks))
+        rows.append(
+            Row(sc, "ingest: chunks embedded per second", "chunks/s", [chunks / ms * 1000], n, None)
+        )
+        samples: list[Sample] = []
+        for _ in range(ctx.opts.warmup):
+            ctx.run_ragit(repo, *query_argv(queries[0]["query"]), env=env)
+        ranks: list[int | None] = []
+        for r in range(ctx.opts.runs):
+            ctx.progress(f"{sc}: cold query run {r + 1}/{ctx.opts.runs}")
+            for q in queries:
+                sample = ctx.run_ragit(repo, *query_argv(q["query"]), env=env)
+                samples.append(sample)
+                if r == 0:
+                    ranks.append(_rank_of(q["target"], _hit_paths(sample)))
+        rows.append(_timed_row(sc, "query (cold process): wall", None, n, samples))
+        in_top5 = sum(1 for rank in ranks if rank is not None and rank <= 5)
+        rows.append(Row(sc, "source doc in top 5", "/10", [float(in_top5)], n, None))
+        if mcp_argv:
+            ctx.progress(f"{sc}: ragit-mcp session, {ctx.opts.mcp_calls} warm queries")
+            first, warm = _mcp_warm_queries(ctx, mcp_argv, repo, [q["query"] for q in queries], env)
+            ms_warm = sorted(x * 1000 for x in warm)
+            p95 = ms_warm[min(len(ms_warm) - 1, round(0.95 * (len(ms_warm) - 1)))]
+            rows.append(Row(sc, "mcp: first ragit_query (model load)", "ms", [first * 1000], n))
+            rows.append(Row(sc, "mcp: warm ragit_query", "ms", ms_warm, n, extra={"p95": p95}))
+            rows.append(Row(sc, "mcp: warm ragit_query p95", "ms", [p95], n))
+        ctx.discard(run_dir)
+    return rows
+
+
 SCENARIOS: list[Scenario] = [
     Scenario("help", help_scenario, True, "ragit --help / describe / describe query"),
     Scenario("ingest-all", ingest_all, True, "full ingest on a fresh copy, cache reset"),
@@ -667,6 +851,8 @@ SCENARIOS: list[Scenario] = [
     Scenario("snapshots-scaling", snapshots_scaling, True, "query with 1 vs 50 snapshots"),
     Scenario("rfcs", rfcs, True, "ingest + query on the Rust RFCs (648 real docs)"),
     Scenario("mcp", mcp, True, "ragit-mcp over stdio: start-up, first and warm calls"),
+    Scenario("embed", embed, False, "embedding throughput and cache hits (loopback Ollama)"),
+    Scenario("minilm", minilm, False, "local-minilm fp32/int8: ingest rate, query, MCP"),
     Scenario("history", history, False, "100 commits x 1% docs changed (opt-in, slow)"),
     Scenario("n10k", n10k, False, "ingest + query at N=10,000 (opt-in, slow)"),
 ]
