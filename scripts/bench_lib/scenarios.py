@@ -337,9 +337,41 @@ def status(ctx: Context) -> list[Row]:
     )
 
 
+def _compactor_running(repo: Path) -> bool:
+    """Whether a detached ``ragit.store.compact`` process for ``repo`` is alive (Linux
+    ``/proc``; elsewhere assumed not)."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return False
+    needle = str(repo.resolve()).encode()
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"ragit.store.compact" in argv and any(needle == arg for arg in argv):
+            return True
+    return False
+
+
+def _settle(repo: Path, limit: float = 120.0) -> float:
+    """Wait until no detached compactor works on ``repo`` and the writer lock is free (at
+    most ``limit`` seconds): the store as any later command finds it. Returns the wait."""
+    lock = repo / ".ragit" / "runtime" / "store-write.lock"
+    started = time.monotonic()
+    while time.monotonic() - started < limit:
+        if not _compactor_running(repo) and not lock.exists():
+            break
+        time.sleep(0.2)
+    return time.monotonic() - started
+
+
 def sizes(ctx: Context) -> list[Row]:
     n = ctx.opts.n
     run_dir = ctx.scratch("sizes")
+    _settle(ctx.indexed(n))  # the first ingest's merge may still run in the background
     repo = copy_repo(ctx.indexed(n), run_dir / "repo", ctx.git)
     env = ctx.fresh_cache_env(run_dir)
     store1 = _store_mib(repo)
@@ -351,6 +383,8 @@ def sizes(ctx: Context) -> list[Row]:
     for seed in (7, 8, 9):
         ctx.gen.mutate(repo, seed=seed)
         ctx.run_ragit(repo, "ingest", "--since", "HEAD~1", "--format", "json", env=env)
+    right_after = _store_mib(repo)
+    settle = _settle(repo)
     store_after = _store_mib(repo)
     store_after_alloc = _store_mib(repo, allocated=True)
     segments = _segment_count(repo)
@@ -383,7 +417,12 @@ def sizes(ctx: Context) -> list[Row]:
             [store_after],
             n,
             "sizes.store-after",
-            extra={"allocatedMiB": round(store_after_alloc, 2), "segments": segments},
+            extra={
+                "allocatedMiB": round(store_after_alloc, 2),
+                "segments": segments,
+                "rightAfterLastIngestMiB": round(right_after, 2),
+                "waitedForCompactorSeconds": round(settle, 1),
+            },
         ),
         Row(
             sc,
@@ -459,7 +498,10 @@ def history(ctx: Context) -> list[Row]:
             [store_after],
             n,
             None,
-            extra={"allocatedMiB": round(store_after_alloc, 2), "segments": segments},
+            extra={
+                "allocatedMiB": round(store_after_alloc, 2),
+                "segments": segments,
+            },
         ),
         Row(
             sc,
