@@ -77,6 +77,18 @@ def _raw_value(ws: Workspace, section: str, key: str) -> Any:
     return table.get(key) if isinstance(table, dict) else None
 
 
+def _without_userinfo(url: str) -> str:
+    """``url`` with any ``user:password@`` part replaced by ``***@`` (an older file may hold
+    one; it is never echoed)."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return url
+    authority, slash, path = rest.partition("/")
+    if "@" not in authority:
+        return url
+    return f"{scheme}://***@{authority.rsplit('@', 1)[1]}{slash}{path}"
+
+
 def set_value(ws: Workspace, dotted: str, raw: str, *, dry_run: bool) -> ConfigSetData:
     """Validate and write one key, preserving the rest of the file byte for byte.
 
@@ -106,10 +118,18 @@ def set_value(ws: Workspace, dotted: str, raw: str, *, dry_run: bool) -> ConfigS
     except ValidationError as exc:
         first = exc.errors(include_url=False, include_input=False)[0]
         raise InputInvalid("value", str(first["msg"])) from None
+    if section == "embedding" and key == "base_url" and value:
+        # The rules every provider applies (UR §9.1), before the value reaches a file that
+        # may be committed: a password in the URL is refused, never stored.
+        from ragit.embed.profile import normalize_base_url
+
+        normalize_base_url(str(value))
     try:
         previous = getattr(getattr(load_config(ws), section), key)
     except ConfigInvalid:
         previous = _raw_value(ws, section, key)
+    if section == "embedding" and key == "base_url" and isinstance(previous, str):
+        previous = _without_userinfo(previous)
     if section == "output" and key == "format" and value in ("markdown", "table"):
         value = "text"
     text = ws.config_path.read_text(encoding="utf-8")

@@ -1,0 +1,54 @@
+"""`ragit config set` against a real repository: the provider URL rules (EMB-006)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from fixtures.build import build_fixture
+
+RAGIT = [sys.executable, "-m", "ragit"]
+
+
+def _config_set(repo: Path, key: str, value: str) -> tuple[int, str]:
+    proc = subprocess.run(
+        [*RAGIT, "config", "set", key, value, "--format", "json"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def test_a_base_url_with_a_password_is_refused_and_an_old_one_is_never_echoed(
+    tmp_path: Path,
+) -> None:
+    """Contract-mandated (EMB-006, UR §9.1): no credentials in a provider URL; a value an
+    older file already holds is shown without its user:password part."""
+    repo = tmp_path / "repo"
+    build_fixture("docs-basic", repo)
+    subprocess.run([*RAGIT, "init", "--yes"], cwd=repo, check=True, capture_output=True)
+    config = repo / ".ragit" / "config.toml"
+    before = config.read_bytes()
+
+    code, out = _config_set(repo, "embedding.base_url", "http://bob:hunter2@127.0.0.1:11434")
+    assert code == 2
+    assert "hunter2" not in out
+    assert config.read_bytes() == before
+
+    # A file edited by hand (or by an older RAGit) may hold one: replacing it works and the
+    # envelope's `previous` hides the credentials.
+    text = before.decode("utf-8")
+    config.write_text(
+        text.replace("[embedding]", '[embedding]\nbase_url = "http://bob:hunter2@old.example/v"'),
+        encoding="utf-8",
+    )
+    code, out = _config_set(repo, "embedding.base_url", "http://127.0.0.1:11434/")
+    assert code == 0, out
+    data = json.loads(out)["data"]
+    assert data["previous"] == "http://***@old.example/v"
+    assert "hunter2" not in out
+    assert 'base_url = "http://127.0.0.1:11434/"' in config.read_text(encoding="utf-8")
