@@ -881,6 +881,79 @@ def minilm(ctx: Context) -> list[Row]:
     return rows
 
 
+RECALL_WRAPS = 200
+
+
+def recall(ctx: Context) -> list[Row]:
+    """`memory recall` on a repository holding 200 wraps (issue: agent memory).
+
+    A fresh copy of the indexed corpus gets ``RECALL_WRAPS`` `memory wrap` calls, each a
+    session on one of 10 goals (so second wraps of a goal merge into its working state), with
+    a decision, an open loop and a next action; then every generator query is asked as a
+    cold `memory recall` process. The wraps themselves are timed too.
+    """
+    n = ctx.opts.n
+    run_dir = ctx.scratch("recall")
+    repo = copy_repo(ctx.indexed(n), run_dir / "repo", ctx.git)
+    env = ctx.fresh_cache_env(run_dir)
+    queries = ctx.queries(n)
+    goals = [q["query"] for q in queries]
+    wraps: list[Sample] = []
+    payload = repo / "wrap.json"  # --input must lie inside the repository; not a document
+    for i in range(RECALL_WRAPS):
+        goal = goals[i % len(goals)]
+        payload.write_text(
+            json.dumps(
+                {
+                    "goal": goal,
+                    "summary": f"Session {i + 1}: read the documents about {goal}.",
+                    "decisions": [f"Decision {i + 1} about {goal}"],
+                    "openLoops": [
+                        {
+                            "id": f"loop-{i % 25}",
+                            "title": f"follow-up {i % 25}",
+                            "nextAction": "ask",
+                        }
+                    ],
+                    "nextActions": [f"next step {i + 1}"],
+                    "createdAt": f"2026-04-{1 + i // 24:02d}T{i % 24:02d}:00:00Z",
+                }
+            ),
+            encoding="utf-8",
+        )
+        wraps.append(
+            ctx.run_ragit(
+                repo, "memory", "wrap", "--input", str(payload), "--format", "json", env=env
+            )
+        )
+        if (i + 1) % 50 == 0:
+            ctx.progress(f"recall: {i + 1}/{RECALL_WRAPS} wraps")
+    for _ in range(ctx.opts.warmup):
+        ctx.run_ragit(repo, "memory", "recall", goals[0], "--format", "json", env=env)
+    samples: list[Sample] = []
+    for r in range(ctx.opts.runs):
+        ctx.progress(f"recall: cold memory recall run {r + 1}/{ctx.opts.runs}")
+        for goal in goals:
+            samples.append(
+                ctx.run_ragit(repo, "memory", "recall", goal, "--format", "json", env=env)
+            )
+    data = _envelope(samples[0]).get("data") or {}
+    ctx.discard(run_dir)
+    sc = "recall"
+    return [
+        _timed_row(sc, "memory wrap (cold process)", None, n, wraps),
+        _timed_row(
+            sc,
+            f"memory recall, {RECALL_WRAPS} wraps (cold process)",
+            None,
+            n,
+            samples,
+            relatedDecisions=len(data.get("relatedDecisions") or []),
+            retrievedHits=len(data.get("retrievedHits") or []),
+        ),
+    ]
+
+
 SCENARIOS: list[Scenario] = [
     Scenario("help", help_scenario, True, "ragit --help / describe / describe query"),
     Scenario("ingest-all", ingest_all, True, "full ingest on a fresh copy, cache reset"),
@@ -895,6 +968,7 @@ SCENARIOS: list[Scenario] = [
     Scenario("mcp", mcp, True, "ragit-mcp over stdio: start-up, first and warm calls"),
     Scenario("embed", embed, False, "embedding throughput and cache hits (loopback Ollama)"),
     Scenario("minilm", minilm, False, "local-minilm fp32/int8: ingest rate, query, MCP"),
+    Scenario("recall", recall, False, "memory recall after 200 wraps (opt-in)"),
     Scenario("history", history, False, "100 commits x 1% docs changed (opt-in, slow)"),
     Scenario("n10k", n10k, False, "ingest + query at N=10,000 (opt-in, slow)"),
 ]
