@@ -166,16 +166,17 @@ def measure_cold(
     argv_for: Callable[[str], list[str]],
     queries: list[dict[str, str]],
     quality: bool = False,
+    env: Env | None = None,
 ) -> list[Row]:
     """A read command as a cold process, once per query per counted run."""
     for _ in range(ctx.opts.warmup):
-        ctx.run_ragit(repo, *argv_for(queries[0]["query"]))
+        ctx.run_ragit(repo, *argv_for(queries[0]["query"]), env=env)
     samples: list[Sample] = []
     ranks: list[int | None] = []
     for r in range(ctx.opts.runs):
         ctx.progress(f"{scenario}: {metric} run {r + 1}/{ctx.opts.runs}")
         for q in queries:
-            sample = ctx.run_ragit(repo, *argv_for(q["query"]))
+            sample = ctx.run_ragit(repo, *argv_for(q["query"]), env=env)
             samples.append(sample)
             if quality and r == 0:
                 ranks.append(_rank_of(q["target"], _hit_paths(sample)))
@@ -855,20 +856,9 @@ def minilm(ctx: Context) -> list[Row]:
         rows.append(
             Row(sc, "ingest: chunks embedded per second", "chunks/s", [chunks / ms * 1000], n, None)
         )
-        samples: list[Sample] = []
-        for _ in range(ctx.opts.warmup):
-            ctx.run_ragit(repo, *query_argv(queries[0]["query"]), env=env)
-        ranks: list[int | None] = []
-        for r in range(ctx.opts.runs):
-            ctx.progress(f"{sc}: cold query run {r + 1}/{ctx.opts.runs}")
-            for q in queries:
-                sample = ctx.run_ragit(repo, *query_argv(q["query"]), env=env)
-                samples.append(sample)
-                if r == 0:
-                    ranks.append(_rank_of(q["target"], _hit_paths(sample)))
-        rows.append(_timed_row(sc, "query (cold process): wall", None, n, samples))
-        in_top5 = sum(1 for rank in ranks if rank is not None and rank <= 5)
-        rows.append(Row(sc, "source doc in top 5", "/10", [float(in_top5)], n, None))
+        rows += measure_cold(
+            ctx, sc, "query (cold process)", None, n, repo, query_argv, queries, True, env
+        )
         if mcp_argv:
             ctx.progress(f"{sc}: ragit-mcp session, {ctx.opts.mcp_calls} warm queries")
             first, warm = _mcp_warm_queries(ctx, mcp_argv, repo, [q["query"] for q in queries], env)
