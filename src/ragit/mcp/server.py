@@ -257,6 +257,9 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     from ragit.mcp import write_guard
     from ragit.mcp.service import ToolService
+    from ragit.snapshot import manifest
+
+    manifest.FREEZE_GC_AFTER_LOAD = False  # a long-lived process: keep collecting everything
 
     logging.basicConfig(
         stream=sys.stderr,

@@ -28,6 +28,14 @@ from ragit.contract.errors import SnapshotManifestInvalid, SnapshotSchemaUnsuppo
 from ragit.workspace import Workspace
 
 INDEX_VERSION = 1
+# Whether ``load_manifest`` moves every object alive to the collector's permanent generation
+# (``gc.freeze``) once a manifest is parsed. The manifest's objects (one per chunk id and
+# document) live until the process ends, and each full collection would traverse them again:
+# a cold `query` spends 50 ms (N=1,000) to 85 ms (N=10,000) on that. Frozen objects are still
+# freed by reference counting; only a reference cycle that becomes garbage after the freeze is
+# never collected, which does not matter for a short-lived process. The MCP server, which
+# lives long, turns it off at start.
+FREEZE_GC_AFTER_LOAD = True
 # Parsed manifests of this process, keyed by path and (inode, size, mtime): manifests are
 # only ever replaced by rename, so a rewrite always changes the key. A long-lived reader
 # (the MCP server) then parses each manifest once.
@@ -141,6 +149,8 @@ def load_manifest(ws: Workspace, sha: str) -> Manifest:
     finally:
         if collecting:
             gc.enable()
+    if FREEZE_GC_AFTER_LOAD:
+        gc.freeze()
     if manifest.index_version < 1:
         raise SnapshotManifestInvalid(sha, rel, "indexVersion must be a positive integer")
     if manifest.commit_sha != sha:
