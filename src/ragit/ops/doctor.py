@@ -206,23 +206,22 @@ class _Doctor:
             reader.close()
 
     def _canonical_files(self, meta: Any) -> None:
-        from ragit.store import inspect_lock, scan_journals
-        from ragit.store.writer import canonical_digest
+        from ragit.store import inspect_lock
+        from ragit.store.writer import canonical_changed
 
-        expected = meta.extra.get("canonicalDigest")
-        if not expected or inspect_lock(self.ws).state != "missing":
+        if not meta.extra.get("canonicalDigest") or inspect_lock(self.ws).state != "missing":
             return  # published before fingerprints existed, or a writer is at work
-        if any(s.classification != "completed" for s in scan_journals(self.ws)):
-            return  # unfinished work: the journals check reports it
         if not (self.ws.store_dir / meta.collection).is_dir():
             self.add("store.canonical-files", False, "the store's collection is missing", REBUILD)
             return
-        same = canonical_digest(self.ws) == expected
+        changed = canonical_changed(self.ws)
+        if changed is None:
+            return  # unfinished work: the journals check reports it
         self.add(
             "store.canonical-files",
-            same,
+            not changed,
             "the canonical store files are as published"
-            if same
+            if not changed
             else "the canonical store files changed outside a RAGit write (damaged or replaced)",
             REBUILD,
         )

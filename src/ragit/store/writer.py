@@ -355,34 +355,42 @@ def canonical_digest(ws: Workspace) -> str:
     return hashlib.sha256("\n".join(lines).encode()).hexdigest()[:32]
 
 
+def canonical_changed(ws: Workspace) -> bool | None:
+    """Whether the canonical collection files differ from the fingerprint of the last publish.
+
+    None when that cannot be judged: no fingerprint (nothing published yet, or published
+    before fingerprints existed), no collection, an unfinished transaction journal or a
+    half-done store replacement (recovering from those changes the files legitimately and
+    publishes again). The caller decides whether a writer may be at work.
+    """
+    from ragit.store.journal_scan import scan_journals
+    from ragit.store.replace import next_dir, prev_dir
+
+    meta = read_meta(ws)
+    expected = meta.extra.get("canonicalDigest") if meta is not None else None
+    if not expected or not canonical_path(ws).is_dir():
+        return None
+    if next_dir(ws).exists() or prev_dir(ws).exists():
+        return None
+    if any(s.classification != "completed" for s in scan_journals(ws)):
+        return None
+    return bool(canonical_digest(ws) != expected)
+
+
 def check_canonical_intact(ws: Workspace, lock: WriterLock) -> None:
     """Refuse to write over canonical files that changed outside a RAGit write.
 
     A writer that opened a damaged collection would publish the damage to every reader (a
     damaged full-text index or id map opens without an error and changes the hits). Call it
-    under the writer lock before any recovery. It judges only a quiet store, as ``doctor``'s
-    ``store.canonical-files`` does: the last publish recorded a fingerprint, no transaction
-    journal is unfinished and no store replacement is half done (recovery from those changes
-    the files legitimately and publishes again).
+    under the writer lock before any recovery; it judges what :func:`canonical_changed` can.
 
     Raises:
         SnapshotStoreUnavailable: the files differ from the published fingerprint; its
             recovery, ``ragit doctor``, names the store rebuild.
         StoreWriteBusy: ``lock`` is no longer held.
     """
-    from ragit.store.journal_scan import scan_journals
-    from ragit.store.replace import next_dir, prev_dir
-
     lock.assert_held()
-    meta = read_meta(ws)
-    expected = meta.extra.get("canonicalDigest") if meta is not None else None
-    if not expected or not canonical_path(ws).is_dir():
-        return
-    if next_dir(ws).exists() or prev_dir(ws).exists():
-        return
-    if any(s.classification != "completed" for s in scan_journals(ws)):
-        return
-    if canonical_digest(ws) != expected:
+    if canonical_changed(ws):
         raise SnapshotStoreUnavailable(
             None,
             "the canonical store files changed outside a RAGit write (damaged or replaced); "
