@@ -418,18 +418,3 @@ def test_a_writer_refuses_canonical_files_changed_outside_a_write(ws: Workspace)
     assert "changed outside a RAGit write" in info.value.details["reason"]
     assert info.value.recovery == "ragit doctor --format json"
     assert tree_state(ws.store_dir) == before  # nothing written
-
-
-def test_reseal_records_a_read_only_open_so_it_is_not_taken_for_damage(ws: Workspace) -> None:
-    """Implementation choice: zvec rewrites files on every read-write open; an open that
-    wrote nothing reseals the fingerprint, so a writer stopped before its publish (Ctrl-C
-    while embedding) leaves no false alarm for the next writer."""
-    from ragit.store.writer import check_canonical_intact, reseal
-
-    write_and_publish(ws, rows("a", 40))
-    with WriterLock.acquire(ws, command="test", head_sha=None) as lock:
-        with StoreWriter.open(ws, lock, embedding=PROFILE, dimensions=DIMS) as writer:
-            assert writer.existing([r.chunk_id for r in rows("a", 3)])
-        reseal(ws, lock)
-    with WriterLock.acquire(ws, command="test", head_sha=None) as lock:
-        check_canonical_intact(ws, lock)

@@ -773,7 +773,7 @@ def _apply(
     from ragit.snapshot.manifest import write_manifest
     from ragit.store import Journal, StoreWriter, WriterLock, faults, publish, read_meta, recover
     from ragit.store.replace import recover_swap
-    from ragit.store.writer import check_canonical_intact, reseal
+    from ragit.store.writer import check_canonical_intact
 
     profile = embedder.profile.as_dict()
     with WriterLock.acquire(ws, command="ingest", head_sha=plan.target) as lock:
@@ -788,18 +788,9 @@ def _apply(
             and (meta.embedding.get("namespaceId") != profile["namespaceId"])
         ):
             raise EmbeddingMigrationRequired(meta.embedding, profile)
-        t0 = time.monotonic()
-        candidates = [r for r in rows if r.chunk_id not in known_ids]
-        if meta is not None and len(candidates) > PRECHECK_MIN_ROWS:
-            # Worth one extra short open: skip embedding chunks another snapshot already stored.
-            writer = StoreWriter.open(ws, lock, embedding=profile, dimensions=profile["dimensions"])
-            try:
-                present = writer.existing([r.chunk_id for r in candidates])
-            finally:
-                writer.close()
-            reseal(ws, lock)  # this open wrote nothing; an interruption before publish is no damage
-            candidates = [r for r in candidates if r.chunk_id not in present]
-        store_ms = int((time.monotonic() - t0) * 1000)
+        # The journal comes before the first change to a canonical file (zvec rewrites some
+        # on every read-write open, the pre-check's too): an interruption from here on is
+        # recovered, and republished, by the next writer.
         tx = Journal.begin(
             ws,
             lock,
@@ -809,6 +800,17 @@ def _apply(
             manifest_path=ws.relative(ws.manifest_path(plan.target)),
             document_version_ids=[d.version_id for d in manifest.docs],
         )
+        t0 = time.monotonic()
+        candidates = [r for r in rows if r.chunk_id not in known_ids]
+        if meta is not None and len(candidates) > PRECHECK_MIN_ROWS:
+            # Worth one extra short open: skip embedding chunks another snapshot already stored.
+            writer = StoreWriter.open(ws, lock, embedding=profile, dimensions=profile["dimensions"])
+            try:
+                present = writer.existing([r.chunk_id for r in candidates])
+            finally:
+                writer.close()
+            candidates = [r for r in candidates if r.chunk_id not in present]
+        store_ms = int((time.monotonic() - t0) * 1000)
         t1 = time.monotonic()
         if candidates:
             progress(f"embedding {len(candidates)} new chunks with {profile['provider']}")

@@ -398,17 +398,6 @@ def check_canonical_intact(ws: Workspace, lock: WriterLock) -> None:
         )
 
 
-def reseal(ws: Workspace, lock: WriterLock) -> None:
-    """Record the canonical files' fingerprint again after a read-write open that wrote
-    nothing (zvec rewrites some files on every such open). Without it, a writer that stopped
-    before its publish would leave files that look damaged to the next writer and to
-    ``doctor``. Only for an open that came after :func:`check_canonical_intact`."""
-    lock.assert_held()
-    meta = read_meta(ws)
-    if meta is not None and meta.extra.get("canonicalDigest"):
-        write_meta(ws, meta.evolve(extra={**meta.extra, "canonicalDigest": canonical_digest(ws)}))
-
-
 def publish(ws: Workspace, lock: WriterLock) -> StoreMeta:
     """Publish the canonical store as the next generation and make its reader copy.
 
