@@ -625,6 +625,16 @@ def rfcs(ctx: Context) -> list[Row]:
     return rows
 
 
+def _warm_queries(client: StdioClient, queries: list[str], count: int) -> list[float]:
+    """``count`` timed ``ragit_query`` calls (seconds each), cycling through ``queries``."""
+    times: list[float] = []
+    for k in range(count):
+        t0 = time.perf_counter()
+        client.call("ragit_query", {"question": queries[k % len(queries)]})
+        times.append(time.perf_counter() - t0)
+    return times
+
+
 def mcp(ctx: Context) -> list[Row]:
     n = ctx.opts.n
     mcp_argv = ctx.opts.mcp_impl or resolve_mcp_impl(None, ctx.opts.impl)
@@ -646,11 +656,7 @@ def mcp(ctx: Context) -> list[Row]:
             t0 = time.perf_counter()
             client.call("ragit_query", {"question": queries[0]})
             t_first = time.perf_counter() - t0
-            calls: list[float] = []
-            for k in range(ctx.opts.mcp_calls):
-                t0 = time.perf_counter()
-                client.call("ragit_query", {"question": queries[k % len(queries)]})
-                calls.append(time.perf_counter() - t0)
+            calls = _warm_queries(client, queries, ctx.opts.mcp_calls)
             packs: list[float] = []
             for k in range(max(10, ctx.opts.mcp_calls // 5)):
                 t0 = time.perf_counter()
@@ -802,11 +808,7 @@ def _mcp_warm_queries(
         t0 = time.perf_counter()
         client.call("ragit_query", {"question": queries[0]})
         first = time.perf_counter() - t0
-        warm: list[float] = []
-        for k in range(ctx.opts.mcp_calls):
-            t0 = time.perf_counter()
-            client.call("ragit_query", {"question": queries[k % len(queries)]})
-            warm.append(time.perf_counter() - t0)
+        warm = _warm_queries(client, queries, ctx.opts.mcp_calls)
     return first, warm
 
 
