@@ -6,7 +6,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from ragit.store import faults
+from ragit import _faults as faults
 
 
 def atomic_write_bytes(path: Path, data: bytes, *, fsync: bool = True) -> None:

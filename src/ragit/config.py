@@ -2,28 +2,21 @@
 
 The model lists only keys RAGit honours. Loading ignores keys it does not know
 (they are preserved in the file and reported by ``doctor``); ``config set``
-rejects them. This module only reads: ``config set`` (:func:`set_value`,
-:class:`ConfigSetData`) lives in :mod:`ragit.config_set` and is re-exported here
-lazily, so readers such as the MCP server never import a config writer.
+rejects them. This module only reads: ``config set`` lives in :mod:`ragit.ops.config_set`,
+so readers such as the MCP server never import a config writer.
 """
 
 from __future__ import annotations
 
-import importlib
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ragit.contract.errors import ConfigInvalid
 from ragit.workspace import Workspace
-
-if TYPE_CHECKING:
-    # The `as` form marks an explicit re-export for mypy; at runtime __getattr__ serves them.
-    from ragit.config_set import ConfigSetData as ConfigSetData  # noqa: PLC0414
-    from ragit.config_set import set_value as set_value  # noqa: PLC0414
 
 DEFAULT_EXCLUDE = [
     "**/.git/**",
@@ -226,12 +219,3 @@ def configured_output_format(root: Path) -> str | None:
         return "text"
     return value if value in ("text", "json", "both") else None
 
-
-_WRITERS = ("ConfigSetData", "set_value")
-
-
-def __getattr__(name: str) -> Any:
-    # `from ragit.config import set_value` keeps working without loading the writer eagerly.
-    if name in _WRITERS:
-        return getattr(importlib.import_module("ragit.config_set"), name)
-    raise AttributeError(f"module 'ragit.config' has no attribute {name!r}")

@@ -1,7 +1,7 @@
 """A full disk during every write operation (``RAGIT_FAULT_ENOSPC=<phase>``, test-only).
 
 From the named phase on, every atomic file write and every zvec insert batch of the
-process fails with ``OSError(ENOSPC)`` (``ragit.store.faults``); no filesystem is mounted.
+process fails with ``OSError(ENOSPC)`` (``ragit._faults``); no filesystem is mounted.
 Contract §2: an unexpected error is exit 1 with one ``[ragit] error:`` line and no
 traceback; the failed writer releases its lock and readers keep the previous state.
 """

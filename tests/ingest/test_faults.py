@@ -1,7 +1,7 @@
 """Crash safety of ingest: killed or paused writers, concurrent writers and readers, hand damage.
 
 Writers run as real subprocesses with the test-only fault variables of
-:mod:`ragit.store.faults`: ``RAGIT_FAULT_AT=<phase>`` ends the process as if killed with
+:mod:`ragit._faults`: ``RAGIT_FAULT_AT=<phase>`` ends the process as if killed with
 SIGKILL at that phase; ``RAGIT_FAULT_PAUSE_AT`` holds it there until a release file exists.
 """
 

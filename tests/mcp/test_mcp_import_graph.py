@@ -20,7 +20,7 @@ FORBIDDEN = {
     "ragit.ingest.pipeline",
     "ragit.store.writer",
     "ragit.store.journal",
-    "ragit.config_set",
+    "ragit.ops.config_set",
     "ragit.memory._store",
     "ragit.memory.artifact_writes",
     "ragit.memory.docs",

@@ -5,7 +5,7 @@
         begin, insert (n rows ``<prefix>-NNNNN`` plus ``shared`` rows ``shared-NNNNN``),
         store-written, verify, store-verified, manifest (a small JSON file listing the chunk
         ids), manifest-committed, publish, published, complete. Prints a JSON summary.
-        Fault injection comes from the RAGIT_FAULT_* variables (ragit.store.faults).
+        Fault injection comes from the RAGIT_FAULT_* variables (ragit._faults).
     python writer_proc.py <repo> hold
         Takes the writer lock, prints ``held``, keeps it until stdin closes.
 

@@ -441,7 +441,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
             Argument("key", "string", "The `section.key` to set."),
             Argument("value", "string", "The new value."),
         ),
-        output_model="ragit.config:ConfigSetData",
+        output_model="ragit.ops.config_set:ConfigSetData",
         examples=("ragit config set retrieval.top_k 8", "ragit config set output.format json"),
         related=("status",),
     ),

@@ -771,7 +771,8 @@ def _apply(
 ) -> tuple[int, int, int, list[str]]:
     from ragit.contract.errors import EmbeddingMigrationRequired, IngestStoreWriteUnverified
     from ragit.snapshot.manifest import write_manifest
-    from ragit.store import Journal, StoreWriter, WriterLock, faults, publish, read_meta, recover
+    from ragit import _faults as faults
+    from ragit.store import Journal, StoreWriter, WriterLock, publish, read_meta, recover
     from ragit.store.replace import recover_swap
     from ragit.store.writer import check_canonical_intact
 

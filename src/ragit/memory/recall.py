@@ -73,7 +73,7 @@ def recall(ws: Workspace, cfg: RagitConfig, goal: str, *, view: str) -> dict[str
             failures that are not about the snapshot (contract §3).
     """
     from ragit.retrieve.artifacts import KEYWORD_ONLY_WARNING, artifact_hits, merge_hits
-    from ragit.retrieve.query import Engine, _retrieve
+    from ragit.retrieve.query import Engine, retrieve_hits
     from ragit.retrieve.views import Redactor, project_hit
     from ragit.snapshot._git import GitRepo
 
@@ -89,7 +89,7 @@ def recall(ws: Workspace, cfg: RagitConfig, goal: str, *, view: str) -> dict[str
     engine = Engine(ws)
     snapshot_sha: str | None
     try:
-        selection, hits, selection_warnings = _retrieve(
+        selection, hits, selection_warnings = retrieve_hits(
             ws, engine, query_text, None, "durable", top_k
         )
         warnings.extend(selection_warnings)

@@ -691,7 +691,7 @@ def _shown(ws: Workspace, path: Path) -> str:
 def _rewrite_control_plane(ws: Workspace) -> list[str]:
     from ragit._fs import atomic_write_text
     from ragit.memory._store import memory_lock
-    from ragit.store import faults
+    from ragit import _faults as faults
 
     rewritten: list[str] = []
     with memory_lock(ws):
@@ -708,7 +708,7 @@ def _rewrite_control_plane(ws: Workspace) -> list[str]:
 def _clear_quarantine(ws: Workspace) -> list[str]:
     from ragit._fs import fsync_dir
     from ragit.memory._store import memory_lock
-    from ragit.store import faults
+    from ragit import _faults as faults
 
     deleted: list[str] = []
     with memory_lock(ws):
@@ -722,7 +722,7 @@ def _clear_quarantine(ws: Workspace) -> list[str]:
 
 
 def _delete_cache(ws: Workspace, cfg: RagitConfig) -> tuple[list[str], list[str]]:
-    from ragit.store import faults
+    from ragit import _faults as faults
     from ragit.store._copy import remove_tree
 
     directory, warning = _cache_target(ws, cfg)
@@ -743,7 +743,7 @@ def _purge_store(
     from ragit._fs import fsync_dir
     from ragit.embed import build_embedder
     from ragit.ops.rebuild import _close_out_journals, _embedded_batches
-    from ragit.store import faults
+    from ragit import _faults as faults
     from ragit.store.replace import build_replacement, recover_swap, swap_in
 
     deleted: list[str] = []

@@ -166,7 +166,7 @@ class Engine:
             self._reader = None
 
 
-def _retrieve(
+def retrieve_hits(
     ws: Workspace, engine: Engine, text: str, at: str | None, scope: str, top_k: int
 ) -> tuple[Any, list[Hit], list[str]]:
     from ragit.config import load_config
@@ -217,7 +217,7 @@ def run_query(ws: Workspace, req: QueryRequest, engine: Engine | None = None) ->
     own = engine is None
     engine = engine or Engine(ws)
     try:
-        selection, hits, warnings = _retrieve(
+        selection, hits, warnings = retrieve_hits(
             ws, engine, req.question, req.at, req.scope, req.top_k
         )
     finally:
@@ -308,7 +308,7 @@ def run_context_pack(
     own = engine is None
     engine = engine or Engine(ws)
     try:
-        selection, hits, warnings = _retrieve(
+        selection, hits, warnings = retrieve_hits(
             ws, engine, req.goal, req.at, req.scope, CONTEXT_PACK_TOP_K
         )
     finally:

@@ -57,7 +57,7 @@ def nearest_indexed_ancestor(ws: Workspace, git: GitRepo, sha: str) -> str | Non
 
 
 def _fault(phase: str) -> None:
-    from ragit.store.faults import reach
+    from ragit._faults import reach
 
     reach(phase)
 

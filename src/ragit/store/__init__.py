@@ -10,7 +10,6 @@ use). Layout and protocol (details in docs/store.md and the module docstrings):
 - ``.ragit/runtime/transactions/<id>.json`` — write journals and recovery (:mod:`.journal`).
 - ``<user cache>/stores/<repo id>/<store id>-<generation>/`` — reader copies of published
   generations (:mod:`.copies`); every read goes through one (:mod:`.reader`).
-- :mod:`.faults` — test-only fault injection at named phases.
 
 The names below are re-exported lazily (PEP 562): ``from ragit.store import read_meta``
 loads :mod:`.meta` only, so a reader never imports :mod:`.writer` or the writing half of
@@ -24,7 +23,6 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ragit.store import faults
     from ragit.store.journal import Journal, RecoveryReport, Transaction, begin, recover
     from ragit.store.journal_scan import PHASES, JournalState, scan_journals
     from ragit.store.lock import LockInfo, WriterLock, inspect_lock
@@ -69,7 +67,6 @@ __all__ = [
     "Transaction",
     "WriterLock",
     "begin",
-    "faults",
     "inspect_lock",
     "publish",
     "read_meta",
@@ -79,8 +76,6 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    if name == "faults":
-        return importlib.import_module("ragit.store.faults")
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'ragit.store' has no attribute {name!r}")

@@ -73,7 +73,7 @@ def compact(root: Path) -> str:
     Raises:
         StoreWriteBusy, StoreWriteLockStale: a writer holds the lock at a step that needs it.
     """
-    from ragit.store import faults
+    from ragit import _faults as faults
     from ragit.store._copy import copy_tree, remove_tree
     from ragit.store._zvec import Collection
     from ragit.store.lock import WriterLock

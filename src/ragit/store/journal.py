@@ -54,7 +54,7 @@ from typing import Any
 
 from ragit._fs import atomic_write_text
 from ragit.contract.errors import IngestRecoveryRequired
-from ragit.store import faults
+from ragit import _faults as faults
 from ragit.store.journal_scan import (
     _COMMIT,
     _SHA,

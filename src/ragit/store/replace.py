@@ -28,7 +28,7 @@ from typing import Any
 
 from ragit._fs import atomic_write_text, fsync_dir
 from ragit.contract.errors import RagitError, SnapshotStoreUnavailable
-from ragit.store import faults
+from ragit import _faults as faults
 from ragit.store._copy import remove_tree
 from ragit.store._zvec import MAX_BATCH, Collection
 from ragit.store.lock import WriterLock

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ragit.cli.invocation import Invocation, Outcome
-from ragit.config import ConfigSetData, set_value
+from ragit.ops.config_set import ConfigSetData, set_value
 
 
 def _render(data: ConfigSetData) -> str:
