@@ -20,13 +20,10 @@ import hashlib
 import ipaddress
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from ragit.contract.errors import InputInvalid
-
-if TYPE_CHECKING:
-    from ragit.embed.base import Embedder, ProviderOptions
 
 Egress = Literal["local", "remote"]
 EgressRule = Literal["local", "remote", "loopback-host"]
@@ -100,7 +97,10 @@ class RetryPolicy:
         return out
 
 
-Factory = Callable[["EmbeddingProfile", "ProviderOptions"], "Embedder"]
+# (profile, ragit.embed.base.ProviderOptions) -> ragit.embed.base.Embedder. Typed loosely so
+# this module does not import the provider base (which imports it); create_provider checks
+# the result's type at run time.
+Factory = Callable[["EmbeddingProfile", Any], Any]
 
 
 @dataclass(frozen=True)

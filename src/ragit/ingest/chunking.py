@@ -60,7 +60,7 @@ import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from ragit.ingest.doctype import parse_frontmatter
+from ragit.ingest.frontmatter import parse_frontmatter
 
 INTRODUCTION = "Introduction"
 DEFAULT_BODY_TITLE = "Body"

@@ -1,0 +1,1 @@
+"""The machine contract: envelope, error catalog, exit codes, input validation, command registry."""

@@ -1,0 +1,1 @@
+"""Hybrid retrieval restricted to one snapshot: scoring, citations, views, context packs."""
