@@ -218,4 +218,3 @@ def configured_output_format(root: Path) -> str | None:
     if value in ("markdown", "table"):
         return "text"
     return value if value in ("text", "json", "both") else None
-

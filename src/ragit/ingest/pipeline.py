@@ -769,9 +769,9 @@ def _apply(
     progress: Progress,
     known_ids: set[str],
 ) -> tuple[int, int, int, list[str]]:
+    from ragit import _faults as faults
     from ragit.contract.errors import EmbeddingMigrationRequired, IngestStoreWriteUnverified
     from ragit.snapshot.manifest import write_manifest
-    from ragit import _faults as faults
     from ragit.store import Journal, StoreWriter, WriterLock, publish, read_meta, recover
     from ragit.store.replace import recover_swap
     from ragit.store.writer import check_canonical_intact

@@ -689,9 +689,9 @@ def _shown(ws: Workspace, path: Path) -> str:
 
 
 def _rewrite_control_plane(ws: Workspace) -> list[str]:
+    from ragit import _faults as faults
     from ragit._fs import atomic_write_text
     from ragit.memory._store import memory_lock
-    from ragit import _faults as faults
 
     rewritten: list[str] = []
     with memory_lock(ws):
@@ -706,9 +706,9 @@ def _rewrite_control_plane(ws: Workspace) -> list[str]:
 
 
 def _clear_quarantine(ws: Workspace) -> list[str]:
+    from ragit import _faults as faults
     from ragit._fs import fsync_dir
     from ragit.memory._store import memory_lock
-    from ragit import _faults as faults
 
     deleted: list[str] = []
     with memory_lock(ws):
@@ -740,10 +740,10 @@ def _purge_store(
 ) -> tuple[list[str], dict[str, Any] | None, list[str]]:
     """Replace the store with one regenerated under the current rules; returns
     (deleted paths, store summary, warnings)."""
+    from ragit import _faults as faults
     from ragit._fs import fsync_dir
     from ragit.embed import build_embedder
     from ragit.ops.rebuild import _close_out_journals, _embedded_batches
-    from ragit import _faults as faults
     from ragit.store.replace import build_replacement, recover_swap, swap_in
 
     deleted: list[str] = []

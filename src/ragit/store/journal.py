@@ -52,9 +52,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from ragit import _faults as faults
 from ragit._fs import atomic_write_text
 from ragit.contract.errors import IngestRecoveryRequired
-from ragit import _faults as faults
 from ragit.store.journal_scan import (
     _COMMIT,
     _SHA,

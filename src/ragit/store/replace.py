@@ -26,9 +26,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ragit import _faults as faults
 from ragit._fs import atomic_write_text, fsync_dir
 from ragit.contract.errors import RagitError, SnapshotStoreUnavailable
-from ragit import _faults as faults
 from ragit.store._copy import remove_tree
 from ragit.store._zvec import MAX_BATCH, Collection
 from ragit.store.lock import WriterLock

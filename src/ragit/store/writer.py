@@ -32,8 +32,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from ragit.contract.errors import SnapshotStoreUnavailable
 from ragit import _faults as faults
+from ragit.contract.errors import SnapshotStoreUnavailable
 from ragit.store._copy import remove_tree
 from ragit.store._zvec import MAX_BATCH, Collection
 from ragit.store.copies import canonical_path, copy_name, make_copy, prune_copies
