@@ -17,7 +17,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from ragit.contract.registry import COMMANDS, CommandSpec  # noqa: E402
+from ragit.contract.command_spec import CommandSpec  # noqa: E402
+from ragit.contract.registry import COMMANDS  # noqa: E402
 
 TARGET = ROOT / "src" / "ragit" / "contract" / "describe.json"
 

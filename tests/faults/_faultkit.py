@@ -192,7 +192,7 @@ def plant_raw_chunk(repo: RagitRepo, sha: str, path: str, text: str) -> str:
     did not mask would have stored it. Returns its chunk id."""
     from ragit.config import load_config
     from ragit.embed import build_embedder
-    from ragit.ingest.pipeline import chunk_rows
+    from ragit.ingest.rows import chunk_rows
     from ragit.snapshot.manifest import load_manifest, write_manifest
     from ragit.store import StoreWriter, WriterLock, publish
 
@@ -262,7 +262,7 @@ def _complete(case: Case, operation: str) -> None:
     """Run ``operation`` to its end in-process, as nothing interrupted it."""
     from ragit.config import load_config
     from ragit.ops.rebuild import rebuild_store
-    from ragit.ops.security import run_purge
+    from ragit.ops.security_purge import run_purge
 
     repo = case.repo
     cfg = load_config(repo.ws)
@@ -411,7 +411,8 @@ def _finish(obs: Observed, case: Case, operation: str) -> None:
 
 def _finish_purge(obs: Observed, case: Case) -> None:
     from ragit.config import load_config
-    from ragit.ops.security import run_audit, run_purge
+    from ragit.ops.security_audit import run_audit
+    from ragit.ops.security_purge import run_purge
 
     repo = case.repo
     cfg = load_config(repo.ws)

@@ -21,9 +21,9 @@ def _reached(*relative: str) -> set[str]:
 def test_every_phase_of_every_write_operation_has_a_kill_test() -> None:
     """Implementation choice: a phase added to a write path must get a fault test too."""
     journal = {"prepared", "completed"}  # reached inside Journal.begin / Transaction.complete
-    ingest = _reached("ingest/pipeline.py", "store/writer.py", "store/journal.py") | journal
+    ingest = _reached("ingest/apply.py", "store/writer.py", "store/journal.py") | journal
     rebuild = _reached("store/replace.py") | _PUBLISH
-    purge = _reached("ops/security.py") | rebuild
+    purge = _reached("ops/security_purge.py") | rebuild
 
     assert _reached("store/writer.py") >= _PUBLISH
     assert ingest == set(INGEST_PHASES)

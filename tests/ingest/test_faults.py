@@ -29,7 +29,7 @@ QUESTION = "zanzibar sweeper"
 ADR = "docs/adr/0002-idempotency-keys.md"
 EXPIRY = "\n## Expiry\n\nThe zanzibar sweeper purges idempotency keys after thirty days.\n"
 
-# Every phase an ingest reaches, in order (`faults.reach` / `tx.advance` in the pipeline, the
+# Every phase an ingest reaches, in order (`faults.reach` / `tx.advance` in ingest's apply, the
 # store writer and the journal); test_every_ingest_phase_is_covered keeps this list complete.
 BEFORE_MANIFEST = [
     "prepared",
@@ -42,7 +42,7 @@ BEFORE_MANIFEST = [
     "store-published",
 ]
 AFTER_MANIFEST = ["manifest-committed", "published", "completed"]
-PHASE_SOURCES = ["ingest/pipeline.py", "store/writer.py", "store/journal.py"]
+PHASE_SOURCES = ["ingest/apply.py", "store/writer.py", "store/journal.py"]
 
 
 def _indexed_then_changed(tmp_path: Path) -> tuple[RagitRepo, str, dict]:

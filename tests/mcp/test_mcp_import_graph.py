@@ -17,7 +17,7 @@ from _mcp_helpers import assert_unchanged, tree_state
 
 # Modules whose purpose is to write repository state.
 FORBIDDEN = {
-    "ragit.ingest.pipeline",
+    "ragit.ingest.apply",
     "ragit.store.writer",
     "ragit.store.journal",
     "ragit.ops.config_set",

@@ -78,7 +78,7 @@ def _plant_legacy_chunks(repo: RagitRepo, path: str) -> list[str]:
     the published store hold the raw text, and the manifest cites them. Returns their ids."""
     from ragit.config import load_config
     from ragit.embed import build_embedder
-    from ragit.ingest.pipeline import chunk_rows
+    from ragit.ingest.rows import chunk_rows
     from ragit.snapshot.manifest import load_manifest, write_manifest
     from ragit.store import StoreWriter, WriterLock, publish
 
@@ -109,7 +109,7 @@ def _plant_legacy_chunks(repo: RagitRepo, path: str) -> list[str]:
 
 def _audit(repo: RagitRepo) -> dict[str, Any]:
     from ragit.config import load_config
-    from ragit.ops.security import run_audit
+    from ragit.ops.security_audit import run_audit
 
     return run_audit(repo.ws, load_config(repo.ws))
 

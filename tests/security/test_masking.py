@@ -8,13 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragit.security.masking import (
-    MASK,
-    RedactionSummary,
-    looks_like_secret_value,
-    mask_json,
-    mask_text,
-)
+from ragit.security.masking import RedactionSummary, mask_json, mask_text
+from ragit.security.secret_values import MASK, looks_like_secret_value
 
 # (id, text, secret that must disappear, expected label). All values are fake.
 POSITIVES: list[tuple[str, str, str, str]] = [

@@ -127,7 +127,8 @@ class RagitRepo:
     def ingest(self, **request: Any) -> dict[str, Any]:
         """``run_ingest`` with an :class:`IngestRequest` built from ``request``."""
         from ragit.config import load_config
-        from ragit.ingest.pipeline import IngestRequest, run_ingest
+        from ragit.ingest.apply import run_ingest
+        from ragit.ingest.request import IngestRequest
 
         req = IngestRequest(**request)
         return run_ingest(self.ws, load_config(self.ws), req, lambda _message: None)

@@ -21,6 +21,7 @@ import click
 
 from ragit._guard import EXIT_NOT_READY as EXIT_UNSUPPORTED
 from ragit._guard import RuntimeUnsupported
+from ragit.contract.command_spec import CommandSpec
 from ragit.contract.envelope import (
     FORMAT_ALIASES,
     FORMATS,
@@ -36,7 +37,6 @@ from ragit.contract.errors import (
     NotAGitRepository,
     RagitError,
 )
-from ragit.contract.registry import CommandSpec
 
 if TYPE_CHECKING:
     from pydantic import BaseModel

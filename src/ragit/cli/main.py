@@ -16,7 +16,8 @@ from typing import Any
 import click
 
 from ragit import __version__
-from ragit.contract.registry import COMMANDS, FORMATS, CommandSpec, by_path
+from ragit.contract.command_spec import FORMATS, CommandSpec
+from ragit.contract.registry import COMMANDS, by_path
 
 _HELP = """RAGit — commit-bound retrieval memory for AI coding agents.
 

@@ -36,7 +36,8 @@ def main(argv: list[str]) -> int:
     hook = argv[0] if argv else "unknown"
     from ragit.config import load_config
     from ragit.contract.errors import RagitError, StoreWriteBusy
-    from ragit.ingest.pipeline import IngestRequest, run_ingest
+    from ragit.ingest.apply import run_ingest
+    from ragit.ingest.request import IngestRequest
     from ragit.snapshot._git import discover_root
     from ragit.workspace import Workspace
 

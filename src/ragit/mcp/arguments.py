@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ragit.contract.command_spec import SCOPES, VIEWS
 from ragit.contract.errors import McpInvalidInput
 from ragit.contract.inputs import has_control_chars
-from ragit.contract.registry import SCOPES, VIEWS
 from ragit.mcp.tools import (
     CONTEXT_PACK,
     CONTEXT_PACK_INPUT,

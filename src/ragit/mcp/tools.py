@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from ragit.contract.registry import SCOPES, VIEWS
+from ragit.contract.command_spec import SCOPES, VIEWS
 from ragit.retrieve.query import DEFAULT_BUDGET
 
 STATUS = "ragit_status"

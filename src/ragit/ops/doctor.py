@@ -333,13 +333,3 @@ def run_doctor(ws: Workspace) -> tuple[dict[str, Any], RagitError | None]:
     data = {"checks": [c.as_dict() for c in doc.checks], "hasFailure": bool(failed)}
     error = DoctorChecksFailed([c.name for c in failed], failed[0].recovery) if failed else None
     return data, error
-
-
-def render(data: dict[str, Any]) -> str:
-    lines = []
-    for check in data["checks"]:
-        mark = "OK  " if check["ok"] else "FAIL"
-        lines.append(f"{mark} {check['name']}: {check['detail']}")
-        if not check["ok"] and check.get("recovery"):
-            lines.append(f"     fix: {check['recovery']}")
-    return "\n".join(lines)

@@ -59,7 +59,7 @@ def _regenerate(
 ) -> tuple[list[Any], list[dict[str, str]], set[str]]:
     """Chunk rows for every chunk a manifest names, from git objects."""
     from ragit.ingest.ids import version_id
-    from ragit.ingest.pipeline import process_blob
+    from ragit.ingest.rows import process_blob
     from ragit.snapshot._git import GitRepo
 
     git = GitRepo(ws.root)
@@ -114,7 +114,7 @@ def _regenerate_artifacts(
     problems: list[dict[str, str]],
 ) -> None:
     """Bound artifact chunks come back from the control-plane records they were made of."""
-    from ragit.ingest.pipeline import unit_rows
+    from ragit.ingest.rows import unit_rows
     from ragit.memory.artifacts import load_artifact, searchable_units
 
     seen: set[str] = set()

@@ -185,7 +185,8 @@ def _execute(
         result = rebuild_store(ws, cfg, command="store-rebuild", progress=progress)
         return list(result.get("warnings", []))
     elif kind == "ingest":
-        from ragit.ingest.pipeline import IngestRequest, run_ingest
+        from ragit.ingest.apply import run_ingest
+        from ragit.ingest.request import IngestRequest
 
         return list(run_ingest(ws, cfg, IngestRequest(), progress).get("warnings", []))
     return []
@@ -233,14 +234,3 @@ def run_repair(
         "warnings": warnings,
     }
     return data, failure
-
-
-def render(data: dict[str, Any]) -> str:
-    lines = [f"repair ({data['mode']}): {data['summary']}"]
-    for action in data["plannedActions"]:
-        lines.append(f"- {action['action']} [{action['status']}] {', '.join(action['notes'])}")
-    for action in data["executedActions"]:
-        lines.append(f"  executed {action['action']}: {action['status']}")
-    if not data["plannedActions"]:
-        lines.append("nothing to repair")
-    return "\n".join(lines)

@@ -1,8 +1,10 @@
 """Secret masking and admission control (UR §11, contract §6–7).
 
 Pure functions over text: :mod:`ragit.security.masking` replaces secrets and
-builds ``redactionSummary``; :mod:`ragit.security.admission` decides whether a
-candidate may be persisted and builds the ``admission`` summary.
+builds ``redactionSummary`` (its rules in :mod:`ragit.security.mask_rules`, the
+value heuristics in :mod:`ragit.security.secret_values`);
+:mod:`ragit.security.admission` decides whether a candidate may be persisted and
+builds the ``admission`` summary.
 """
 
 from __future__ import annotations

@@ -61,7 +61,8 @@ from pydantic import Field
 
 from ragit.contract.errors import InputInvalid
 from ragit.contract.models import WireModel
-from ragit.security.masking import looks_like_secret_value, mask_text
+from ragit.security.masking import mask_text
+from ragit.security.secret_values import looks_like_secret_value
 
 BLOCKED_SENTINEL = "[BLOCKED BY RAGIT ADMISSION CONTROL]"
 

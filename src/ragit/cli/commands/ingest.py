@@ -34,7 +34,8 @@ def render(data: dict[str, Any]) -> str:
 
 def run(inv: Invocation) -> Outcome:
     """Handler for `ragit ingest`."""
-    from ragit.ingest.pipeline import IngestInput, IngestRequest, request_from_input, run_ingest
+    from ragit.ingest.apply import run_ingest
+    from ragit.ingest.request import IngestInput, IngestRequest, request_from_input
 
     ws = inv.workspace()
     cfg = inv.config()

@@ -113,8 +113,8 @@ def run_query_cmd(inv: Invocation) -> Outcome:
 
 
 def _scope(raw: Any) -> str:
+    from ragit.contract.command_spec import SCOPES
     from ragit.contract.errors import InputInvalid
-    from ragit.contract.registry import SCOPES
 
     if raw is None:
         return "durable"

@@ -8,9 +8,20 @@ from ragit.cli.invocation import Invocation, Outcome
 from ragit.contract.errors import InputInvalid
 
 
+def render(data: dict[str, Any]) -> str:
+    lines = [f"repair ({data['mode']}): {data['summary']}"]
+    for action in data["plannedActions"]:
+        lines.append(f"- {action['action']} [{action['status']}] {', '.join(action['notes'])}")
+    for action in data["executedActions"]:
+        lines.append(f"  executed {action['action']}: {action['status']}")
+    if not data["plannedActions"]:
+        lines.append("nothing to repair")
+    return "\n".join(lines)
+
+
 def run_repair_cmd(inv: Invocation) -> Outcome:
     """Handler for `ragit repair`."""
-    from ragit.ops.repair import ACTIONS, render, run_repair
+    from ragit.ops.repair import ACTIONS, run_repair
 
     requested = list(inv.params.get("action") or ())
     for action in requested:

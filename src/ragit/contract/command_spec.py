@@ -1,0 +1,77 @@
+"""The shape of a command's contract: :class:`CommandSpec` and its arguments and options.
+
+Plain data (no pydantic, no engine), so that ``ragit --help`` and ``ragit describe``
+stay fast. The specs themselves are declared per command group in
+:mod:`ragit.contract.specs_core`, :mod:`ragit.contract.specs_ops` and
+:mod:`ragit.contract.specs_memory`; :mod:`ragit.contract.registry` collects them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+FORMATS = ("text", "json", "both")
+VIEWS = ("minimal", "default", "full")
+SCOPES = ("durable", "session", "harness", "evidence", "all")
+
+
+@dataclass(frozen=True)
+class Argument:
+    """A positional argument."""
+
+    name: str
+    type: str  # string | path | json
+    description: str
+    required: bool = True
+    variadic: bool = False
+    input_key: str | None = None  # the --input JSON key it mirrors (a domain argument)
+
+
+@dataclass(frozen=True)
+class Option:
+    """A command-specific option (the common ones are added by the builder)."""
+
+    name: str  # long form, e.g. "--top-k"
+    type: str  # boolean | string | integer | enum | path
+    description: str
+    enum: tuple[str, ...] | None = None
+    default: Any = None
+    required: bool = False
+    multiple: bool = False
+    domain: bool = False  # cannot be combined with --input (contract §4)
+    input_key: str | None = None
+    maximum: int | None = None
+    aliases: tuple[str, ...] = ()
+
+    @property
+    def dest(self) -> str:
+        return self.name.lstrip("-").replace("-", "_")
+
+
+@dataclass(frozen=True)
+class CommandSpec:
+    """The contract of one leaf command."""
+
+    path: str
+    summary: str
+    handler: str  # "module:function", imported only when the command runs
+    default_format: str
+    group: str = "root"
+    mutating: bool = False
+    supports_dry_run: bool = False
+    views: bool = False
+    input_model: str | None = None  # "module:Class" of the strict --input model
+    input_required: bool = False
+    output_model: str | None = None  # "module:Class" of the data model
+    arguments: tuple[Argument, ...] = ()
+    options: tuple[Option, ...] = ()
+    examples: tuple[str, ...] = ()
+    related: tuple[str, ...] = ()
+    takes_cwd: bool = True
+    description: str = ""
+    extra_format_aliases: tuple[str, ...] = field(default=())
+
+    @property
+    def words(self) -> tuple[str, ...]:
+        return tuple(self.path.split())

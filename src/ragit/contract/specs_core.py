@@ -1,0 +1,258 @@
+"""Command specs: introspection, setup, ingest and retrieval.
+
+``describe``, ``init``, ``status``, ``ingest``, ``query`` and ``context pack``
+(see :mod:`ragit.contract.registry`). Only commands that really work are registered.
+"""
+
+from __future__ import annotations
+
+from ragit.contract.command_spec import SCOPES, Argument, CommandSpec, Option
+
+
+def _scope_option(choices: tuple[str, ...] = SCOPES) -> Option:
+    return Option(
+        "--scope",
+        "enum",
+        "Knowledge scope to search.",
+        enum=choices,
+        default="durable",
+        domain=True,
+        input_key="scope",
+    )
+
+
+CORE_COMMANDS: tuple[CommandSpec, ...] = (
+    CommandSpec(
+        path="describe",
+        summary="Print the machine-readable contract of a command (or list the commands).",
+        description=(
+            "Reads the contract of a leaf command: arguments, options with types, enums and "
+            "defaults, whether it mutates, dry-run and --input support, the --input JSON Schema "
+            "and a summary of the output data. Run it before first use of a command."
+        ),
+        handler="ragit.cli.commands.describe:run",
+        default_format="json",
+        arguments=(
+            Argument(
+                "command",
+                "string",
+                "Command path as separate words, e.g. `memory promote`.",
+                required=False,
+                variadic=True,
+            ),
+        ),
+        takes_cwd=False,
+        examples=("ragit describe", "ragit describe context pack --format json"),
+        related=("status",),
+    ),
+    CommandSpec(
+        path="init",
+        summary="Create .ragit/config.toml and ignore RAGit's runtime state in .gitignore.",
+        description=(
+            "Bootstraps RAGit in a git repository: writes .ragit/config.toml with the documented "
+            "defaults and adds .gitignore entries for runtime state. Idempotent; never overwrites "
+            "user files. The store is created by the first ingest."
+        ),
+        handler="ragit.cli.commands.init:run",
+        default_format="text",
+        mutating=True,
+        supports_dry_run=True,
+        options=(
+            Option(
+                "--yes",
+                "boolean",
+                "Accept defaults without prompting.",
+                default=False,
+                aliases=("--non-interactive",),
+            ),
+            Option(
+                "--git-init",
+                "boolean",
+                "Run `git init` when the directory is not a repository.",
+                default=False,
+            ),
+        ),
+        output_model="ragit.cli.commands.init:InitData",
+        examples=("ragit init --yes", "ragit init --yes --dry-run --format json"),
+        related=("status", "config set", "ingest"),
+        extra_format_aliases=("--output",),
+    ),
+    CommandSpec(
+        path="status",
+        summary="Summarize RAGit state here; read-only; never fails on a missing snapshot.",
+        description=(
+            "The first readiness check for an agent: branch and HEAD, whether HEAD's exact "
+            "snapshot is indexed (and why not), store statistics from RAGit's own metadata, "
+            "configuration and writer-lock state. Reads only; opens no store."
+        ),
+        handler="ragit.cli.commands.status:run",
+        default_format="json",
+        output_model="ragit.cli.commands.status:StatusData",
+        examples=("ragit status", "ragit status --cwd path/to/repo --format json"),
+        related=("doctor", "ingest", "init"),
+    ),
+    CommandSpec(
+        path="ingest",
+        summary="Index the documents of a commit into a snapshot bound to its SHA.",
+        description=(
+            "Reads knowledge from the commit (git objects), never from the working tree. "
+            "--all builds a full snapshot; --since <ref> requires an indexed ancestor; --files and "
+            "--path re-index selected paths on top of the target's (or its parent's) snapshot; no "
+            "selector continues from the nearest indexed ancestor. Dirty candidates block apply; "
+            "--dry-run reports plannedFiles, dirtyCandidates, wouldFail and blockers and exits 0. "
+            "Re-ingesting an unchanged commit writes nothing."
+        ),
+        handler="ragit.cli.commands.ingest:run",
+        default_format="json",
+        mutating=True,
+        supports_dry_run=True,
+        input_model="ragit.ingest.request:IngestInput",
+        options=(
+            Option(
+                "--all",
+                "boolean",
+                "Build a full snapshot of the implicit surface.",
+                default=False,
+                domain=True,
+                input_key="all",
+            ),
+            Option(
+                "--since",
+                "string",
+                "Incremental from this indexed ancestor (any commit-ish).",
+                domain=True,
+                input_key="since",
+            ),
+            Option(
+                "--files",
+                "string",
+                "Comma-separated repo-relative globs to re-index.",
+                domain=True,
+                input_key="files",
+            ),
+            Option(
+                "--path",
+                "path",
+                "A repo-relative path to re-index (repeatable).",
+                multiple=True,
+                domain=True,
+                input_key="paths",
+            ),
+            Option(
+                "--at",
+                "string",
+                "Index this commit instead of HEAD (any commit-ish).",
+                domain=True,
+                input_key="at",
+            ),
+            Option(
+                "--scope",
+                "enum",
+                "durable, or all to also bind reviewed artifacts.",
+                enum=("durable", "all"),
+                default="durable",
+                domain=True,
+                input_key="scope",
+            ),
+        ),
+        examples=(
+            "ragit ingest --all --dry-run --format json",
+            "ragit ingest --all",
+            "ragit ingest --since HEAD~1",
+            "ragit ingest --path docs/adr/0007-retries.md",
+        ),
+        related=("status", "query", "hooks install"),
+    ),
+    CommandSpec(
+        path="query",
+        summary="Search the exact snapshot of HEAD (or --at) and return cited hits.",
+        description=(
+            "Hybrid BM25 + vector retrieval restricted to one commit's snapshot. Omitting --at "
+            "means exactly HEAD; --at accepts only HEAD, a full SHA or a unique hex prefix. "
+            "A missing snapshot is a typed error naming the nearest indexed ancestor; a dirty "
+            "worktree is a warning. Output is always re-masked."
+        ),
+        handler="ragit.cli.commands.query:run_query_cmd",
+        default_format="both",
+        views=True,
+        input_model="ragit.retrieve.query:QueryInput",
+        arguments=(
+            Argument(
+                "question", "string", "What to search for.", required=True, input_key="question"
+            ),
+        ),
+        options=(
+            Option(
+                "--top-k",
+                "integer",
+                "Number of hits (1-200; default retrieval.top_k).",
+                domain=True,
+                input_key="topK",
+                maximum=200,
+            ),
+            _scope_option(),
+            Option(
+                "--at",
+                "string",
+                "Snapshot: HEAD, a full SHA or a unique hex prefix.",
+                domain=True,
+                input_key="at",
+            ),
+            Option(
+                "--explain",
+                "boolean",
+                "Add scoreBreakdown to each hit.",
+                default=False,
+                domain=True,
+                input_key="explain",
+            ),
+        ),
+        examples=(
+            'ragit query "how are retries configured?" --view minimal --format json',
+            "ragit query --input query.json --view minimal --format json",
+        ),
+        related=("context pack", "memory recall", "status"),
+    ),
+    CommandSpec(
+        path="context pack",
+        summary="Build a budgeted, citation-diverse context packet for a goal.",
+        description=(
+            "Retrieves like query (30 candidates), drops duplicate citations, then fills the "
+            "token budget (whitespace words) with whole hits: one per new source first, then in "
+            "rank order. usedTokens never exceeds the budget."
+        ),
+        handler="ragit.cli.commands.query:run_context_pack_cmd",
+        default_format="both",
+        group="context",
+        views=True,
+        input_model="ragit.retrieve.query:ContextPackInput",
+        arguments=(
+            Argument(
+                "goal", "string", "The goal the packet serves.", required=True, input_key="goal"
+            ),
+        ),
+        options=(
+            Option(
+                "--budget",
+                "integer",
+                "Token budget (1-200000; default 1200).",
+                domain=True,
+                input_key="budget",
+                maximum=200_000,
+            ),
+            _scope_option(),
+            Option(
+                "--at",
+                "string",
+                "Snapshot: HEAD, a full SHA or a unique hex prefix.",
+                domain=True,
+                input_key="at",
+            ),
+        ),
+        examples=(
+            'ragit context pack "implement the retry policy" --budget 1500 --view minimal',
+            "ragit context pack --input context-pack.json --view minimal --format json",
+        ),
+        related=("query", "memory recall"),
+    ),
+)

@@ -1,0 +1,180 @@
+"""Command specs: upkeep and security.
+
+``hooks``, ``doctor``, ``repair``, ``migrate embeddings``, ``config set`` and
+``security audit``/``security purge`` (see :mod:`ragit.contract.registry`).
+"""
+
+from __future__ import annotations
+
+from ragit.contract.command_spec import Argument, CommandSpec, Option
+
+OPS_COMMANDS: tuple[CommandSpec, ...] = (
+    CommandSpec(
+        path="hooks install",
+        summary="Install git hooks that keep HEAD's snapshot current in the background.",
+        description=(
+            "post-commit, post-merge, post-rewrite and post-checkout (branch checkouts) start an "
+            "incremental ingest of the new HEAD in the background; git is never slowed or "
+            "blocked. A foreign hook is kept as <hook>.legacy and chained. Honours "
+            "core.hooksPath and linked worktrees. Idempotent."
+        ),
+        handler="ragit.cli.commands.hooks:run_install",
+        default_format="text",
+        group="hooks",
+        mutating=True,
+        supports_dry_run=True,
+        examples=("ragit hooks install --dry-run --format json", "ragit hooks install"),
+        related=("hooks status", "hooks uninstall", "ingest"),
+    ),
+    CommandSpec(
+        path="hooks uninstall",
+        summary="Remove RAGit's git hooks and restore the hooks they chained.",
+        handler="ragit.cli.commands.hooks:run_uninstall",
+        default_format="text",
+        group="hooks",
+        mutating=True,
+        supports_dry_run=True,
+        examples=("ragit hooks uninstall --dry-run --format json",),
+        related=("hooks install", "hooks status"),
+    ),
+    CommandSpec(
+        path="hooks status",
+        summary="Report which RAGit hooks are installed (reads only).",
+        handler="ragit.cli.commands.hooks:run_status",
+        default_format="json",
+        group="hooks",
+        examples=("ragit hooks status",),
+        related=("hooks install",),
+    ),
+    CommandSpec(
+        path="doctor",
+        summary="Run named health checks; each failing check names the command that fixes it.",
+        description=(
+            "Checks the repository, config, manifests, HEAD's snapshot, the store (through the "
+            "reader copy), manifest-to-store consistency, the writer lock, transaction journals, "
+            "the embedding profile and cache. Writes nothing. Exits 1 with DOCTOR_CHECKS_FAILED "
+            "when any check fails; the envelope still carries every check in data."
+        ),
+        handler="ragit.cli.commands.doctor:run",
+        default_format="text",
+        examples=("ragit doctor", "ragit doctor --format json"),
+        related=("status", "repair"),
+    ),
+    CommandSpec(
+        path="repair",
+        summary="Plan repairs from what is wrong; --apply runs the safe ones under the lock.",
+        description=(
+            "Actions: ingest-recover (unfinished transaction journals), store-rebuild (store "
+            "missing, unreadable or lacking manifest chunks: regenerated from every manifest's "
+            "documents in git, verified, swapped atomically; manifests untouched), ingest (HEAD "
+            "not indexed), release-lock (a lock whose owner cannot be checked; applied only when "
+            "requested with --action). Without --apply nothing is written."
+        ),
+        handler="ragit.cli.commands.repair:run_repair_cmd",
+        default_format="json",
+        mutating=True,
+        options=(
+            Option(
+                "--apply",
+                "boolean",
+                "Execute the safe actions (default: plan only).",
+                default=False,
+            ),
+            Option(
+                "--action",
+                "enum",
+                "Only this action (repeatable).",
+                enum=("release-lock", "ingest-recover", "store-rebuild", "ingest"),
+                multiple=True,
+            ),
+        ),
+        examples=("ragit repair", "ragit repair --apply --action store-rebuild"),
+        related=("doctor", "status", "ingest"),
+    ),
+    CommandSpec(
+        path="migrate embeddings",
+        summary="Re-embed every chunk any manifest references with the configured profile.",
+        description=(
+            "After changing embedding.provider/model (status shows embedding.needsMigration), "
+            "rebuilds the store from all manifests with the configured profile into "
+            ".ragit/store.next, verifies it and swaps it in atomically under the writer lock. "
+            "Manifests are not rewritten: chunk ids do not depend on the profile."
+        ),
+        handler="ragit.cli.commands.repair:run_migrate_embeddings",
+        default_format="json",
+        group="migrate",
+        mutating=True,
+        supports_dry_run=True,
+        examples=("ragit migrate embeddings --dry-run", "ragit migrate embeddings"),
+        related=("status", "config set"),
+    ),
+    CommandSpec(
+        path="config set",
+        summary="Set one configuration key with typed validation, keeping comments and order.",
+        description=(
+            "Edits .ragit/config.toml in place. Keys are `section.key`; unknown keys and "
+            "wrongly typed values are rejected. Lists are given comma-separated or as a JSON array."
+        ),
+        handler="ragit.cli.commands.config:run_set",
+        default_format="json",
+        group="config",
+        mutating=True,
+        supports_dry_run=True,
+        arguments=(
+            Argument("key", "string", "The `section.key` to set."),
+            Argument("value", "string", "The new value."),
+        ),
+        output_model="ragit.ops.config_set:ConfigSetData",
+        examples=("ragit config set retrieval.top_k 8", "ragit config set output.format json"),
+        related=("status",),
+    ),
+    CommandSpec(
+        path="security audit",
+        summary="Find raw secrets left in control-plane files, the store and indexed documents.",
+        description=(
+            "A string the current masking rules would change still holds a raw secret. Scans "
+            ".ragit/log, .ragit/artifacts, .ragit/memory and the .ragit/security ledgers (warn), "
+            "every chunk of the published store (critical), the documents ingest would read at "
+            "HEAD through admission control (critical when blocked, warn when secret-like), and a "
+            "remote embedding provider under remote_embedding_policy local-only (critical). "
+            "Findings name a path and a field, never the value. Reads only."
+        ),
+        handler="ragit.cli.commands.security:run_audit_cmd",
+        default_format="json",
+        group="security",
+        examples=("ragit security audit", "ragit security audit --format text"),
+        related=("security purge", "status"),
+    ),
+    CommandSpec(
+        path="security purge",
+        summary="Remove raw secrets: re-mask control-plane files, rebuild the store, clear caches.",
+        description=(
+            "Under the writer lock. control-plane: re-masks those files in place (atomic writes). "
+            "store: regenerates the store from git with the current masking rules, verifies it and "
+            "swaps it in; a snapshot whose chunks change under the current rules loses its "
+            "manifest and is listed in staleSnapshots with the `ragit ingest --all --at <sha>` "
+            "that re-indexes it. cache: deletes the embedding cache. quarantine: clears the "
+            "quarantine ledger. all (default): all four. Repository documents are never rewritten. "
+            "--dry-run writes nothing and lists planned[]."
+        ),
+        handler="ragit.cli.commands.security:run_purge_cmd",
+        default_format="json",
+        group="security",
+        mutating=True,
+        supports_dry_run=True,
+        options=(
+            Option(
+                "--target",
+                "enum",
+                "What to purge.",
+                enum=("control-plane", "store", "cache", "quarantine", "all"),
+                default="all",
+            ),
+        ),
+        examples=(
+            "ragit security purge --dry-run",
+            "ragit security purge --target control-plane",
+        ),
+        related=("security audit", "ingest", "doctor"),
+    ),
+)

@@ -1,0 +1,361 @@
+"""`ragit ingest`: plan, then (unless dry-run) apply under the writer lock (contract §6).
+
+:func:`run_ingest` validates the request, plans (:mod:`ragit.ingest.plan`, reads
+only) and reports; a dry-run stops there. Apply takes the writer lock, recovers
+leftover journals, embeds new chunks with zvec closed, then inserts, verifies,
+publishes the manifest atomically and publishes a new store generation; artifacts
+bound by ``--scope all`` are marked bound afterwards.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime, timezone
+from typing import Any
+
+from ragit.config import RagitConfig
+from ragit.contract.errors import RagitError
+from ragit.ingest.plan import IngestPlan, Progress, plan_ingest
+from ragit.ingest.request import IngestRequest, validate_request
+from ragit.snapshot._git import GitRepo
+from ragit.snapshot.manifest import (
+    INDEX_VERSION,
+    ChunkScopes,
+    Manifest,
+    ManifestEmbedding,
+    manifest_exists,
+)
+from ragit.workspace import Workspace
+
+PRECHECK_MIN_ROWS = 64
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")[:-4] + "Z"
+
+
+def _build_manifest(plan: IngestPlan, git: GitRepo, profile: Any) -> Manifest:
+    info = profile.as_dict()
+    return Manifest(
+        index_version=INDEX_VERSION,
+        commit_sha=plan.target,
+        parent_sha=git.parent(plan.target),
+        created_at=_now(),
+        embedding=ManifestEmbedding(
+            namespace_id=info["namespaceId"],
+            provider=info["provider"],
+            model=info["model"],
+            dimensions=info["dimensions"],
+        ),
+        docs=[p.entry for p in plan.docs],
+        chunk_scopes=ChunkScopes(
+            session=plan.artifact_scopes.get("session", []),
+            harness=plan.artifact_scopes.get("harness", []),
+            evidence=plan.artifact_scopes.get("evidence", []),
+        ),
+        artifact_entries=plan.artifact_entries,
+    )
+
+
+def _same_docs(a: Manifest, b: Manifest) -> bool:
+    return (
+        [d.model_dump() for d in a.docs] == [d.model_dump() for d in b.docs]
+        and a.chunk_scopes == b.chunk_scopes
+        and a.artifact_entries == b.artifact_entries
+    )
+
+
+def _embed_rows(rows: list[Any], embedder: Any, progress: Progress) -> list[Any]:
+    """Attach vectors to ``rows`` (each unique chunk embedded once).
+
+    Each vector is kept as an ``array('f')`` (1 KiB at 256 dimensions instead of about
+    8 KiB as a list of Python floats); the store holds float32 anyway, and a double
+    narrows to the same float32 here as in zvec.
+    """
+    from array import array
+    from dataclasses import replace
+
+    out: list[Any] = []
+    batch = 256
+    started = time.monotonic()
+    last = started
+    for i in range(0, len(rows), batch):
+        part = rows[i : i + batch]
+        vectors = embedder.embed([r.search_en for r in part])
+        out.extend(replace(r, vector=array("f", v)) for r, v in zip(part, vectors, strict=True))
+        now = time.monotonic()
+        if now - last >= 2.0 and i + batch < len(rows):
+            done = i + batch
+            rate = done / max(now - started, 1e-6)
+            eta = (len(rows) - done) / max(rate, 1e-6)
+            progress(f"embedded {done}/{len(rows)} chunks ({rate:.0f}/s, ETA {eta:.0f}s)")
+            last = now
+    return out
+
+
+def run_ingest(
+    ws: Workspace, cfg: RagitConfig, req: IngestRequest, progress: Progress
+) -> dict[str, Any]:
+    """Plan and (unless dry-run) apply an ingest; returns the `ingest` data (contract §6).
+
+    Raises:
+        typed RAGit errors for every precondition of contract §6.
+    """
+    from ragit.embed import build_embedder
+
+    t_start = time.monotonic()
+    validate_request(req)
+    plan = plan_ingest(ws, cfg, req, progress)
+    git = GitRepo(ws.root)
+    embedder = build_embedder(
+        ws.root, cfg.embedding, cfg.security, mode="dry-run" if req.dry_run else "cli"
+    )
+    new_rows: dict[str, Any] = {}
+    for doc in plan.docs:
+        for row in doc.rows:
+            new_rows.setdefault(row.chunk_id, row)
+    for row in plan.artifact_rows:
+        new_rows.setdefault(row.chunk_id, row)
+    manifest = _build_manifest(plan, git, embedder.profile)
+    _check_store_profile(ws, embedder.profile.as_dict(), plan, dry_run=req.dry_run)
+    noop = plan.existing_target is not None and _same_docs(plan.existing_target, manifest)
+    data: dict[str, Any] = {
+        "mode": "dry-run" if req.dry_run else "apply",
+        "commitSha": plan.target,
+        "manifestPath": ws.relative(ws.manifest_path(plan.target)),
+        "fullSnapshot": req.mode != "partial",
+        "baseMode": plan.base_mode,
+        "baseSha": plan.base_sha,
+        "scope": req.scope,
+        "documents": len(plan.docs),
+        "processed": sum(1 for d in plan.docs if not d.reused),
+        "reused": sum(1 for d in plan.docs if d.reused),
+        "skipped": len(plan.skipped),
+        "skippedFiles": plan.skipped,
+        "embedded": 0,
+        "masked": plan.masked,
+        "plannedFiles": sorted(d.entry.path for d in plan.docs if not d.reused),
+        "deletedDocumentIds": plan.removed_ids,
+        "dirtyCandidates": plan.dirty,
+        "wouldFail": bool(plan.blockers),
+        "blockers": plan.blockers,
+        "noop": noop,
+        "admission": plan.admission.dump(),
+        "boundArtifactIds": [str(e["artifactId"]) for e in plan.artifact_entries],
+        "timings": {"totalMs": 0, "embedMs": 0, "storeMs": 0},
+        "warnings": list(plan.warnings),
+    }
+    if req.dry_run:
+        _dry_run_lock_blockers(ws, data)
+        data["embedded"] = _count_missing(ws, list(new_rows))
+        data["wouldFail"] = bool(data["blockers"])
+        data["timings"]["totalMs"] = int((time.monotonic() - t_start) * 1000)
+        return data
+    if noop:
+        if _residue_left(ws):
+            # The snapshot is unchanged, but a crashed writer may have committed this very
+            # manifest without publishing its chunks: only a writer finishes that.
+            data["warnings"].extend(_recover_residue(ws, plan.target))
+        data["timings"]["totalMs"] = int((time.monotonic() - t_start) * 1000)
+        return data
+    known_ids: set[str] = set()
+    for source in plan.reuse_sources:
+        known_ids |= source.all_chunk_ids()
+    embed_ms, store_ms, embedded, lock_warnings = _apply(
+        ws, plan, manifest, list(new_rows.values()), embedder, progress, known_ids
+    )
+    data["warnings"].extend(lock_warnings)
+    if plan.artifact_entries:
+        from ragit.memory.artifacts import mark_bound
+
+        bound = [str(e["artifactId"]) for e in plan.artifact_entries]
+        mark_bound(ws, bound, plan.target)
+    data["embedded"] = embedded
+    data["timings"] = {
+        "totalMs": int((time.monotonic() - t_start) * 1000),
+        "embedMs": embed_ms,
+        "storeMs": store_ms,
+    }
+    return data
+
+
+def _check_store_profile(
+    ws: Workspace, profile: dict[str, Any], plan: IngestPlan, *, dry_run: bool
+) -> None:
+    """A store holding another embedding profile must be migrated before any ingest."""
+    from ragit.contract.errors import EmbeddingMigrationRequired
+    from ragit.store import read_meta
+
+    try:
+        meta = read_meta(ws)
+    except RagitError:
+        return  # a corrupt store is the writer's and doctor's business
+    if meta is None or meta.chunk_count == 0:
+        return
+    if meta.embedding.get("namespaceId") == profile["namespaceId"]:
+        return
+    error = EmbeddingMigrationRequired(dict(meta.embedding), profile)
+    if not dry_run:
+        raise error
+    plan.blockers.append({"code": error.code, "details": error.details})
+
+
+def _dry_run_lock_blockers(ws: Workspace, data: dict[str, Any]) -> None:
+    from ragit.store import inspect_lock, scan_journals
+
+    info = inspect_lock(ws)
+    if info.state == "active":
+        data["blockers"].append(
+            {"code": "STORE_WRITE_BUSY", "details": {"lockState": info.state, "owner": info.owner}}
+        )
+    elif info.state == "unknown":
+        data["blockers"].append(
+            {
+                "code": "STORE_WRITE_LOCK_STALE",
+                "details": {
+                    "lockState": info.state,
+                    "owner": info.owner,
+                    "path": ws.relative(ws.lock_path),
+                },
+            }
+        )
+    bad = [s.transaction_id for s in scan_journals(ws) if s.classification == "inconsistent"]
+    if bad:
+        data["blockers"].append(
+            {"code": "INGEST_RECOVERY_REQUIRED", "details": {"transactions": bad}}
+        )
+
+
+def _residue_left(ws: Workspace) -> bool:
+    """Whether a crashed writer left a lock or an unfinished journal (read-only check)."""
+    from ragit.store import inspect_lock, scan_journals
+
+    if inspect_lock(ws).state == "stale":
+        return True
+    return any(s.classification not in ("completed", "invalid") for s in scan_journals(ws))
+
+
+def _recover_residue(ws: Workspace, target: str) -> list[str]:
+    """Take the writer lock only to recover a crashed writer's residue; returns warnings."""
+    from ragit.store import WriterLock, recover
+    from ragit.store.replace import recover_swap
+
+    with WriterLock.acquire(ws, command="ingest", head_sha=target) as lock:
+        warnings = list(lock.warnings) + recover_swap(ws, lock)
+        warnings.extend(recover(ws, lock, lambda sha: manifest_exists(ws, sha)).warnings)
+    return warnings
+
+
+def _count_missing(ws: Workspace, chunk_ids: list[str]) -> int:
+    """How many of ``chunk_ids`` the published store lacks (read-only, via the reader copy)."""
+    from ragit.store import StoreReader, read_meta
+
+    if not chunk_ids:
+        return 0
+    if read_meta(ws) is None:
+        return len(chunk_ids)
+    try:
+        reader = StoreReader.open_latest(ws, wait_ms=0)
+    except RagitError:
+        return len(chunk_ids)
+    try:
+        return len(chunk_ids) - len(reader.fetch(chunk_ids))
+    finally:
+        reader.close()
+
+
+def _apply(
+    ws: Workspace,
+    plan: IngestPlan,
+    manifest: Manifest,
+    rows: list[Any],
+    embedder: Any,
+    progress: Progress,
+    known_ids: set[str],
+) -> tuple[int, int, int, list[str]]:
+    from ragit import _faults as faults
+    from ragit.contract.errors import EmbeddingMigrationRequired, IngestStoreWriteUnverified
+    from ragit.snapshot.manifest import write_manifest
+    from ragit.store import Journal, StoreWriter, WriterLock, publish, read_meta, recover
+    from ragit.store.replace import recover_swap
+    from ragit.store.writer import check_canonical_intact
+
+    profile = embedder.profile.as_dict()
+    with WriterLock.acquire(ws, command="ingest", head_sha=plan.target) as lock:
+        check_canonical_intact(ws, lock)  # never publish damaged canonical files
+        # Finish a store swap a crashed rebuild, migration or purge left half done first.
+        warnings = list(lock.warnings) + recover_swap(ws, lock)
+        warnings.extend(recover(ws, lock, lambda sha: manifest_exists(ws, sha)).warnings)
+        meta = read_meta(ws)
+        if (
+            meta is not None
+            and meta.chunk_count > 0
+            and (meta.embedding.get("namespaceId") != profile["namespaceId"])
+        ):
+            raise EmbeddingMigrationRequired(meta.embedding, profile)
+        # The journal comes before the first change to a canonical file (zvec rewrites some
+        # on every read-write open, the pre-check's too): an interruption from here on is
+        # recovered, and republished, by the next writer.
+        tx = Journal.begin(
+            ws,
+            lock,
+            kind="ingest",
+            target_sha=plan.target,
+            base_sha=plan.base_sha,
+            manifest_path=ws.relative(ws.manifest_path(plan.target)),
+            document_version_ids=[d.version_id for d in manifest.docs],
+        )
+        t0 = time.monotonic()
+        candidates = [r for r in rows if r.chunk_id not in known_ids]
+        if meta is not None and len(candidates) > PRECHECK_MIN_ROWS:
+            # Worth one extra short open: skip embedding chunks another snapshot already stored.
+            writer = StoreWriter.open(ws, lock, embedding=profile, dimensions=profile["dimensions"])
+            try:
+                present = writer.existing([r.chunk_id for r in candidates])
+            finally:
+                writer.close()
+            candidates = [r for r in candidates if r.chunk_id not in present]
+        store_ms = int((time.monotonic() - t0) * 1000)
+        t1 = time.monotonic()
+        if candidates:
+            progress(f"embedding {len(candidates)} new chunks with {profile['provider']}")
+        embedded_rows = _embed_rows(candidates, embedder, progress)
+        embed_ms = int((time.monotonic() - t1) * 1000)
+        t2 = time.monotonic()
+        compaction = "single"
+        # Chunks carried over from indexed manifests are in the store (doctor checks that
+        # invariant); the ones this ingest adds are written and read back.
+        unknown = sorted(manifest.all_chunk_ids() - known_ids)
+        opened = bool(unknown) or meta is None
+        if opened:
+            writer = StoreWriter.open(ws, lock, embedding=profile, dimensions=profile["dimensions"])
+            try:
+                present = writer.existing([r.chunk_id for r in embedded_rows])
+                embedded_rows = [r for r in embedded_rows if r.chunk_id not in present]
+                writer.insert(embedded_rows)
+                tx.advance("store-written")
+                compaction = writer.compact()
+                gone = writer.verify(unknown)
+                if gone:
+                    raise IngestStoreWriteUnverified(len(gone))
+                tx.advance("store-verified")
+            finally:
+                writer.close()
+        else:
+            tx.advance("store-written")
+            tx.advance("store-verified")
+        if opened:  # zvec changes the canonical files on every read-write open
+            # Publish the store generation before the manifest: a reader that sees the new
+            # manifest always finds its chunks in the published reader copy.
+            publish(ws, lock)
+            faults.reach("store-published")
+        write_manifest(ws, manifest)
+        tx.advance("manifest-committed")
+        tx.advance("published")
+        tx.complete()
+        store_ms += int((time.monotonic() - t2) * 1000)
+    if compaction == "deferred":
+        from ragit.store.compact import start_background
+
+        start_background(ws.root)
+    return embed_ms, store_ms, len(embedded_rows), warnings
