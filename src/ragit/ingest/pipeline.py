@@ -509,7 +509,7 @@ def _artifact_bindings(
     Each searchable unit (an artifact body or an evidence excerpt, already masked)
     becomes one chunk whose id is content-addressed like a document chunk.
     """
-    from ragit.memory.artifacts import pending_bindings
+    from ragit.artifacts.binding import pending_bindings
 
     entries: list[dict[str, Any]] = []
     scopes: dict[str, list[str]] = {"session": [], "harness": [], "evidence": []}
@@ -662,7 +662,7 @@ def run_ingest(
     )
     data["warnings"].extend(lock_warnings)
     if plan.artifact_entries:
-        from ragit.memory.artifacts import mark_bound
+        from ragit.artifacts.binding import mark_bound
 
         bound = [str(e["artifactId"]) for e in plan.artifact_entries]
         mark_bound(ws, bound, plan.target)
