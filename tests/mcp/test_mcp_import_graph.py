@@ -21,19 +21,14 @@ FORBIDDEN = {
     "ragit.store.writer",
     "ragit.store.journal",
     "ragit.ops.config_set",
-    "ragit.memory._store",
-    "ragit.memory.artifact_writes",
-    "ragit.memory.docs",
-    "ragit.memory.events",
-    "ragit.memory.harness",
-    "ragit.memory.harness_run",
-    "ragit.memory.materialize",
-    "ragit.memory.promote",
-    "ragit.memory.review",
-    "ragit.memory.sanitize",
-    "ragit.memory.wrap",
+    "ragit.artifacts.binding",
+    "ragit.artifacts.events",
+    "ragit.artifacts.lock",
+    "ragit.artifacts.sanitize",
+    "ragit.artifacts.storage",
+    "ragit.artifacts.writes",
 }
-FORBIDDEN_PACKAGES = ("ragit.cli", "ragit.hooks")
+FORBIDDEN_PACKAGES = ("ragit.cli", "ragit.hooks", "ragit.memory", "ragit.harness")
 
 SCRIPT = r"""
 import json, sys
@@ -112,7 +107,8 @@ def test_the_server_and_every_tool_path_import_no_writer_module(
         "ragit.ops.status",
         "ragit.retrieve.query",
         "ragit.config",
-        "ragit.memory.records",
+        "ragit.artifacts.records",
+        "ragit.artifacts.catalog",
     ):
         assert needed in modules
     assert _forbidden(report["static"]) == []

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from _memkit import SECRET, Repo, tree_state, wrap_payload
 
-from ragit.memory.events import append_events, make_event, read_events
+from ragit.artifacts.events import append_events, make_event, read_events
 from ragit.workspace import Workspace
 
 

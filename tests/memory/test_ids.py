@@ -6,8 +6,7 @@ import re
 
 import pytest
 
-from ragit.contract.errors import InputInvalid
-from ragit.memory.ids import (
+from ragit.artifacts.ids import (
     SESSION_ID,
     artifact_id,
     check_user_id,
@@ -18,6 +17,7 @@ from ragit.memory.ids import (
     session_id,
     slugify,
 )
+from ragit.contract.errors import InputInvalid
 
 
 @pytest.mark.parametrize(

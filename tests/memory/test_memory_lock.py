@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
+from ragit.artifacts.lock import memory_lock
 from ragit.contract.errors import StoreWriteBusy
-from ragit.memory._store import memory_lock
 from ragit.workspace import Workspace
 
 HOLDER = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from ragit.memory._store import memory_lock
+    from ragit.artifacts.lock import memory_lock
     from ragit.workspace import Workspace
 
     with memory_lock(Workspace(Path(sys.argv[1]))):

@@ -7,16 +7,10 @@ from typing import Any
 import pytest
 from _memkit import Repo
 
-from ragit.memory.artifacts import (
-    ArtifactRecord,
-    EvidenceRef,
-    Provenance,
-    load_artifact,
-    mark_bound,
-    pending_bindings,
-    save_artifact,
-)
-from ragit.memory.ids import artifact_id, instant_seconds
+from ragit.artifacts.binding import mark_bound, pending_bindings
+from ragit.artifacts.catalog import ArtifactRecord, EvidenceRef, Provenance, load_artifact
+from ragit.artifacts.ids import artifact_id, instant_seconds
+from ragit.artifacts.writes import save_artifact
 from ragit.retrieve.artifacts import artifact_hits, keyword_score, merge_hits, query_terms
 from ragit.retrieve.citations import citation_id
 from ragit.retrieve.engine import Hit

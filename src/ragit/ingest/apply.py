@@ -166,7 +166,7 @@ def run_ingest(
     )
     data["warnings"].extend(lock_warnings)
     if plan.artifact_entries:
-        from ragit.memory.artifacts import mark_bound
+        from ragit.artifacts.binding import mark_bound
 
         bound = [str(e["artifactId"]) for e in plan.artifact_entries]
         mark_bound(ws, bound, plan.target)

@@ -336,7 +336,7 @@ def _artifact_bindings(
     Each searchable unit (an artifact body or an evidence excerpt, already masked)
     becomes one chunk whose id is content-addressed like a document chunk.
     """
-    from ragit.memory.artifacts import pending_bindings
+    from ragit.artifacts.binding import pending_bindings
 
     entries: list[dict[str, Any]] = []
     scopes: dict[str, list[str]] = {"session": [], "harness": [], "evidence": []}

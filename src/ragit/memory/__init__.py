@@ -1,4 +1,4 @@
-"""Agent memory: working memory, promotion, artifacts, harnesses and the event ledger.
+"""Agent memory: wrap, recall, promote, the working state, session materialize and artifact review.
 
 Two memory surfaces (seeds/README.md, UR §14.1), never to be confused:
 
@@ -7,11 +7,11 @@ Two memory surfaces (seeds/README.md, UR §14.1), never to be confused:
 * ``<memory.corpus_dir>/**`` (``docs/memory/**``) — searchable corpus written by
   ``memory promote``; ordinary documents that the user commits and ingests.
 
-Artifacts (``.ragit/artifacts/session|harness``) are reviewable knowledge
-candidates extracted from sessions and harness work; reviewed ones are searched
-by the non-durable scopes (``ragit.retrieve.artifacts``). Every operation that
-changes state appends to the event ledger (``.ragit/log/events``), which
-``ragit timeline`` reads.
+``session materialize`` turns a transcript into candidate session artifacts and
+``artifact review`` moves artifacts through their lifecycle. The artifact
+records themselves, their storage, the memory lock, the event ledger and the
+sanitizer live one layer down in :mod:`ragit.artifacts`; the test harness is
+its own package, :mod:`ragit.harness`, which may import this one.
 
 Every write is masked and admission-checked before it reaches the disk, written
 atomically, and serialized by ``.ragit/runtime/memory.lock``; dry-runs write

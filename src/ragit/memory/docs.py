@@ -21,7 +21,7 @@ pbd      PBD:       Implementation Scope, Phase Topology, Binding Map, Interacti
                     ``## [B1] …`` topology heading
 ======== ========== ===========================================================
 
-Files are created with :func:`ragit.memory._store.create_exclusive`: an existing
+Files are created with :func:`ragit.artifacts.storage.create_exclusive`: an existing
 file is never overwritten; the next ``-2``, ``-3``… name is taken instead.
 """
 
@@ -31,8 +31,8 @@ import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from ragit.artifacts.storage import create_exclusive, inside
 from ragit.contract.errors import ConfigInvalid, InputInvalid
-from ragit.memory._store import create_exclusive, inside
 from ragit.workspace import Workspace
 
 PREFIXES: dict[str, str] = {

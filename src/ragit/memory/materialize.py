@@ -33,19 +33,16 @@ import re
 from typing import Any
 
 from ragit import __version__
-from ragit.config import RagitConfig
-from ragit.memory._store import append_line, memory_lock, require_initialized
-from ragit.memory.artifacts import (
+from ragit.artifacts.catalog import (
     ArtifactRecord,
     EvidenceRef,
     Provenance,
     artifact_path,
     load_artifact,
-    save_artifact,
 )
-from ragit.memory.common import canonical_hash, current_head, require_masking, source_head
-from ragit.memory.events import append_events, events_dir, make_event
-from ragit.memory.ids import (
+from ragit.artifacts.common import canonical_hash, current_head, require_masking, source_head
+from ragit.artifacts.events import append_events, events_dir, make_event
+from ragit.artifacts.ids import (
     SESSION_ID,
     artifact_id,
     content_hash,
@@ -56,8 +53,12 @@ from ragit.memory.ids import (
     now_utc,
     session_id,
 )
+from ragit.artifacts.lock import memory_lock
+from ragit.artifacts.sanitize import Sanitizer, admission_event, remask
+from ragit.artifacts.storage import append_line, require_initialized
+from ragit.artifacts.writes import save_artifact
+from ragit.config import RagitConfig
 from ragit.memory.models import SessionMaterializeInput
-from ragit.memory.sanitize import Sanitizer, admission_event, remask
 from ragit.workspace import Workspace
 
 TEXT_MAX = 8_000

@@ -14,15 +14,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ragit.artifacts.common import canonical_hash, require_masking, source_head
+from ragit.artifacts.events import append_events, make_event
+from ragit.artifacts.ids import normalize_instant, slugify
+from ragit.artifacts.lock import memory_lock
+from ragit.artifacts.sanitize import Sanitizer, admission_event, remask
+from ragit.artifacts.storage import inside, require_initialized
 from ragit.config import RagitConfig
 from ragit.contract.errors import ConfigInvalid, InputInvalid
-from ragit.memory._store import inside, memory_lock, require_initialized
-from ragit.memory.common import canonical_hash, require_masking, source_head
 from ragit.memory.docs import create_document, plan_path, render_document, target_dir
-from ragit.memory.events import append_events, make_event
-from ragit.memory.ids import normalize_instant, slugify
 from ragit.memory.models import PromoteInput
-from ragit.memory.sanitize import Sanitizer, admission_event, remask
 from ragit.memory.working import load_working
 from ragit.workspace import Workspace
 

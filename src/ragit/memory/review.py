@@ -1,7 +1,7 @@
 """`artifact review`: move artifacts through their lifecycle (UR §12.9).
 
 Each update ``{artifactId, nextStatus, reason?, supersedes?[]}`` is applied when
-the transition is allowed (:data:`ragit.memory.artifacts.TRANSITIONS`). An
+the transition is allowed (:data:`ragit.artifacts.catalog.TRANSITIONS`). An
 unknown id, a disallowed transition, or a repeat of the current status is a
 warning, never a failure; the other updates still apply. ``supersedes`` names
 artifacts this one replaces: each is moved to ``superseded`` when that is
@@ -16,14 +16,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from ragit.artifacts.catalog import TRANSITIONS, ArtifactRecord, load_artifact
+from ragit.artifacts.common import canonical_hash, require_masking
+from ragit.artifacts.events import append_events, make_event
+from ragit.artifacts.ids import format_instant, now_utc
+from ragit.artifacts.lock import memory_lock
+from ragit.artifacts.sanitize import Sanitizer, remask
+from ragit.artifacts.storage import require_initialized
+from ragit.artifacts.writes import save_artifact
 from ragit.config import RagitConfig
-from ragit.memory._store import memory_lock, require_initialized
-from ragit.memory.artifacts import TRANSITIONS, ArtifactRecord, load_artifact, save_artifact
-from ragit.memory.common import canonical_hash, require_masking
-from ragit.memory.events import append_events, make_event
-from ragit.memory.ids import format_instant, now_utc
 from ragit.memory.models import ArtifactReviewInput
-from ragit.memory.sanitize import Sanitizer, remask
 from ragit.workspace import Workspace
 
 

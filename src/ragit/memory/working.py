@@ -25,8 +25,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ragit.memory._store import read_record
-from ragit.memory.ids import SESSION_ID
+from ragit.artifacts.ids import SESSION_ID
+from ragit.artifacts.records import read_record
 from ragit.workspace import Workspace
 
 MAX_DECISIONS = 500

@@ -16,20 +16,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragit.config import RagitConfig
-from ragit.memory._store import (
+from ragit.artifacts.common import canonical_hash, require_masking, source_head
+from ragit.artifacts.events import append_events, make_event
+from ragit.artifacts.ids import decision_id, goal_id, loop_id, normalize_instant, session_id
+from ragit.artifacts.lock import memory_lock
+from ragit.artifacts.records import read_record
+from ragit.artifacts.sanitize import Sanitizer, admission_event, remask
+from ragit.artifacts.storage import (
     create_exclusive,
     dumps_record,
-    memory_lock,
-    read_record,
     require_initialized,
     write_record,
 )
-from ragit.memory.common import canonical_hash, require_masking, source_head
-from ragit.memory.events import append_events, make_event
-from ragit.memory.ids import decision_id, goal_id, loop_id, normalize_instant, session_id
+from ragit.config import RagitConfig
 from ragit.memory.models import WrapInput
-from ragit.memory.sanitize import Sanitizer, admission_event, remask
 from ragit.memory.working import (
     current_path,
     load_working,

@@ -114,8 +114,8 @@ def _regenerate_artifacts(
     problems: list[dict[str, str]],
 ) -> None:
     """Bound artifact chunks come back from the control-plane records they were made of."""
+    from ragit.artifacts.catalog import load_artifact, searchable_units
     from ragit.ingest.rows import unit_rows
-    from ragit.memory.artifacts import load_artifact, searchable_units
 
     seen: set[str] = set()
     for manifest in manifests.values():

@@ -214,7 +214,7 @@ def _shown(ws: Workspace, path: Path) -> str:
 def _rewrite_control_plane(ws: Workspace) -> list[str]:
     from ragit import _faults as faults
     from ragit._fs import atomic_write_text
-    from ragit.memory._store import memory_lock
+    from ragit.artifacts.lock import memory_lock
 
     rewritten: list[str] = []
     with memory_lock(ws):
@@ -231,7 +231,7 @@ def _rewrite_control_plane(ws: Workspace) -> list[str]:
 def _clear_quarantine(ws: Workspace) -> list[str]:
     from ragit import _faults as faults
     from ragit._fs import fsync_dir
-    from ragit.memory._store import memory_lock
+    from ragit.artifacts.lock import memory_lock
 
     deleted: list[str] = []
     with memory_lock(ws):

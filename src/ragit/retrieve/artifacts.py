@@ -139,7 +139,7 @@ def authority_weight(tier: str, status: str, authority: str, scope: str) -> floa
 
 def recency_weight(updated_at: str | None, commit_time: float | None) -> float:
     """``max(0.2, 1 − min(ageDays/30, 0.8))``; 1.0 without both timestamps."""
-    from ragit.memory.ids import instant_seconds
+    from ragit.artifacts.ids import instant_seconds
 
     moment = instant_seconds(updated_at)
     if moment is None or commit_time is None:
@@ -197,7 +197,7 @@ def artifact_hits(
     Raises:
         EmbeddingProviderFailed: only when an embedder is given and fails.
     """
-    from ragit.memory.artifacts import iter_artifacts, relative_path, searchable_units
+    from ragit.artifacts.catalog import iter_artifacts, relative_path, searchable_units
 
     wanted = OVERLAY_SCOPES.get(scope, frozenset())
     if not wanted or top_k <= 0:

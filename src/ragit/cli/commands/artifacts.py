@@ -56,8 +56,9 @@ def run_artifact_review(inv: Invocation) -> Outcome:
 
 def run_harness_capture(inv: Invocation) -> Outcome:
     """Handler for `ragit harness capture`."""
-    from ragit.memory.harness import capture
-    from ragit.memory.models import HarnessCaptureInput, validate_input
+    from ragit.harness.capture import capture
+    from ragit.harness.models import HarnessCaptureInput
+    from ragit.memory.models import validate_input
 
     ws = inv.workspace()
     payload = validate_input(HarnessCaptureInput, read_memory_input(inv))
@@ -80,7 +81,7 @@ def _suite_param(inv: Invocation, name: str) -> str:
 
 def run_harness_verify(inv: Invocation) -> Outcome:
     """Handler for `ragit harness verify`."""
-    from ragit.memory.harness import verify
+    from ragit.harness.verify import verify
 
     ws = inv.workspace()
     data = verify(ws, _suite_param(inv, "suite"))
@@ -98,8 +99,9 @@ def run_harness_verify(inv: Invocation) -> Outcome:
 
 def run_harness_run(inv: Invocation) -> Outcome:
     """Handler for `ragit harness run`."""
-    from ragit.memory.harness_run import run
-    from ragit.memory.models import HarnessRunInput, validate_input
+    from ragit.harness.models import HarnessRunInput
+    from ragit.harness.run import run
+    from ragit.memory.models import validate_input
 
     ws = inv.workspace()
     payload = validate_input(HarnessRunInput, read_memory_input(inv))
@@ -125,7 +127,7 @@ def run_harness_run(inv: Invocation) -> Outcome:
 
 def run_harness_pack(inv: Invocation) -> Outcome:
     """Handler for `ragit harness pack`."""
-    from ragit.memory.harness import pack
+    from ragit.harness.pack import pack
 
     ws = inv.workspace()
     data = pack(ws, _suite_param(inv, "suite_ref"))
@@ -145,8 +147,9 @@ def run_harness_pack(inv: Invocation) -> Outcome:
 
 def run_harness_promote(inv: Invocation) -> Outcome:
     """Handler for `ragit harness promote`."""
-    from ragit.memory.harness import promote
-    from ragit.memory.models import HarnessPromoteInput, validate_input
+    from ragit.harness.models import HarnessPromoteInput
+    from ragit.harness.promote import promote
+    from ragit.memory.models import validate_input
 
     ws = inv.workspace()
     payload = validate_input(HarnessPromoteInput, read_memory_input(inv))

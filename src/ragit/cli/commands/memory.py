@@ -14,7 +14,7 @@ def read_memory_input(inv: Invocation, *, allow_array: bool = False) -> Any:
     Raises:
         InputInvalid: any input rule of contract §4.
     """
-    from ragit.memory._store import load_input
+    from ragit.memory.inputs import load_input
 
     assert inv.input_source is not None
     root = inv.root if inv.root is not None else inv.start_dir

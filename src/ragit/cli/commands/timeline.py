@@ -2,22 +2,23 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ragit.cli.invocation import Invocation, Outcome
 
 
 def run(inv: Invocation) -> Outcome:
     """Handler for `ragit timeline`."""
-    from ragit.contract.errors import InputInvalid
-    from ragit.contract.inputs import has_control_chars, positive_int_option
-    from ragit.memory.events import (
+    from ragit.artifacts.events import (
         DEFAULT_MAX_COUNT,
         KINDS,
         MAX_COUNT,
         TimelineFilters,
-        render_timeline,
         timeline,
     )
-    from ragit.memory.ids import parse_instant
+    from ragit.artifacts.ids import parse_instant
+    from ragit.contract.errors import InputInvalid
+    from ragit.contract.inputs import has_control_chars, positive_int_option
 
     p = inv.params
     text_filters: dict[str, str | None] = {}
@@ -52,3 +53,55 @@ def run(inv: Invocation) -> Outcome:
     ws = inv.workspace()
     data = timeline(ws, filters, inv.view)
     return Outcome(data=data, text=lambda: render_timeline(data), warnings=list(data["warnings"]))
+
+
+def render_timeline(data: dict[str, Any]) -> str:
+    """Text of `ragit timeline`: grouped by day, detail by view."""
+    view = data["view"]
+    summary = data["summary"]
+    lines = [
+        f"events: {summary['eventCount']} (showing {len(data['events'])})",
+    ]
+    if not data["events"]:
+        lines.append("no events")
+    day = None
+    for event in data["events"]:
+        recorded = str(event.get("recordedAt", ""))
+        if recorded[:10] != day:
+            day = recorded[:10]
+            lines.append("")
+            lines.append(f"== {day} ==")
+        clock = recorded[11:19]
+        lines.append(f"{clock} {event.get('eventType')} | {event.get('summary', '')}")
+        if view == "minimal":
+            continue
+        for key, label in (
+            ("goalId", "goal"),
+            ("episodeId", "episode"),
+            ("sessionId", "session"),
+        ):
+            if event.get(key):
+                lines.append(f"  {label}: {event[key]}")
+        for key, label in (
+            ("artifactIds", "artifacts"),
+            ("relatedPaths", "paths"),
+            ("openLoops", "open loops"),
+            ("nextActions", "next actions"),
+        ):
+            values = event.get(key) or []
+            if values:
+                lines.append(f"  {label}: {', '.join(str(v) for v in values)}")
+        if view == "full":
+            lines.append(f"  head: {event.get('sourceHeadSha') or '-'}")
+            prov = event.get("provenance") or {}
+            lines.append(
+                f"  provenance: actor={prov.get('actor')} operation={prov.get('operation')} "
+                f"contentHash={prov.get('contentHash')}"
+            )
+            for key in ("inputRefs", "outputRefs", "evidenceRefs"):
+                if prov.get(key):
+                    lines.append(f"  {key}: {', '.join(str(v) for v in prov[key])}")
+            lines.append(f"  id: {event.get('eventId')}")
+    for warning in data["warnings"]:
+        lines.append(f"warning: {warning}")
+    return "\n".join(lines)

@@ -1,4 +1,4 @@
-"""Masking and admission for every memory write, before anything reaches the disk.
+"""Masking and admission for every memory, artifact and harness write, before it reaches the disk.
 
 A :class:`Sanitizer` handles one operation on one admission surface
 (``memory.wrap``, ``memory.promote``, ``session.turn``, ``harness.capture``, …).
@@ -31,11 +31,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from ragit.artifacts.common import canonical_hash
+from ragit.artifacts.events import make_event
+from ragit.artifacts.ids import content_hash
+from ragit.artifacts.storage import append_line
 from ragit.config import RagitConfig
-from ragit.memory._store import append_line
-from ragit.memory.common import canonical_hash
-from ragit.memory.events import make_event
-from ragit.memory.ids import content_hash
 from ragit.security.admission import (
     BLOCKED_SENTINEL,
     AdmissionSummary,

@@ -1,4 +1,4 @@
-"""Identifiers, instants and slugs of the memory layer (UR §12.5, §12.8, §12.17).
+"""Ids, instants and slugs of memory, artifacts, runs and events (UR §12.5, §12.8, §12.17).
 
 Id formats:
 

@@ -1,4 +1,4 @@
-"""The operational event ledger and `ragit timeline` (UR §12.17, §14.3).
+"""The operational event ledger and the data of `ragit timeline` (UR §12.17, §14.3).
 
 ``.ragit/log/events/<YYYY-MM-DD>.jsonl`` (the UTC day of ``recordedAt``) holds one
 JSON event per line, appended under the memory lock with a single ``write``.
@@ -18,7 +18,8 @@ Event record (``version: 1``)::
 Event types: ``session.materialize``, ``artifact.review``, ``memory.wrap``,
 ``memory.promote``, ``harness.capture``, ``harness.run``, ``harness.promote``,
 ``security.admission``, ``ingest.completed``; ``--kind`` filters by the part
-before the dot.
+before the dot. The text form of the timeline is rendered by the CLI
+(:mod:`ragit.cli.commands.timeline`).
 """
 
 from __future__ import annotations
@@ -30,9 +31,10 @@ from pathlib import Path
 from typing import Any
 
 from ragit import __version__
+from ragit.artifacts.ids import event_id, format_instant, instant_seconds, now_utc, parse_instant
+from ragit.artifacts.lock import memory_lock
+from ragit.artifacts.storage import append_line
 from ragit.contract.errors import InputInvalid
-from ragit.memory._store import append_line, memory_lock
-from ragit.memory.ids import event_id, format_instant, instant_seconds, now_utc, parse_instant
 from ragit.security.masking import mask_json
 from ragit.workspace import Workspace
 
@@ -308,55 +310,3 @@ def timeline(ws: Workspace, filters: TimelineFilters, view: str) -> dict[str, An
         "redactionSummary": redaction.dump(),
         "warnings": warnings,
     }
-
-
-def render_timeline(data: dict[str, Any]) -> str:
-    """Text of `ragit timeline`: grouped by day, detail by view."""
-    view = data["view"]
-    summary = data["summary"]
-    lines = [
-        f"events: {summary['eventCount']} (showing {len(data['events'])})",
-    ]
-    if not data["events"]:
-        lines.append("no events")
-    day = None
-    for event in data["events"]:
-        recorded = str(event.get("recordedAt", ""))
-        if recorded[:10] != day:
-            day = recorded[:10]
-            lines.append("")
-            lines.append(f"== {day} ==")
-        clock = recorded[11:19]
-        lines.append(f"{clock} {event.get('eventType')} | {event.get('summary', '')}")
-        if view == "minimal":
-            continue
-        for key, label in (
-            ("goalId", "goal"),
-            ("episodeId", "episode"),
-            ("sessionId", "session"),
-        ):
-            if event.get(key):
-                lines.append(f"  {label}: {event[key]}")
-        for key, label in (
-            ("artifactIds", "artifacts"),
-            ("relatedPaths", "paths"),
-            ("openLoops", "open loops"),
-            ("nextActions", "next actions"),
-        ):
-            values = event.get(key) or []
-            if values:
-                lines.append(f"  {label}: {', '.join(str(v) for v in values)}")
-        if view == "full":
-            lines.append(f"  head: {event.get('sourceHeadSha') or '-'}")
-            prov = event.get("provenance") or {}
-            lines.append(
-                f"  provenance: actor={prov.get('actor')} operation={prov.get('operation')} "
-                f"contentHash={prov.get('contentHash')}"
-            )
-            for key in ("inputRefs", "outputRefs", "evidenceRefs"):
-                if prov.get(key):
-                    lines.append(f"  {key}: {', '.join(str(v) for v in prov[key])}")
-            lines.append(f"  id: {event.get('eventId')}")
-    for warning in data["warnings"]:
-        lines.append(f"warning: {warning}")
-    return "\n".join(lines)

@@ -25,32 +25,16 @@ preflight and plans the cases without executing or writing anything.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import signal
-import subprocess
-import tempfile
-import time
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from ragit import __version__
-from ragit.config import RagitConfig
-from ragit.contract.errors import InputInvalid
-from ragit.memory._store import inside, memory_lock, require_initialized, write_record
-from ragit.memory.artifacts import (
-    EXCLUDED,
-    ArtifactRecord,
-    EvidenceRef,
-    Provenance,
-    artifact_path,
-    save_artifact,
-)
-from ragit.memory.common import canonical_hash, current_head, require_masking
-from ragit.memory.events import append_events, make_event
-from ragit.memory.harness import case_rules, resolve_suite, suite_resources, verify_suite
-from ragit.memory.ids import (
+from ragit.artifacts.catalog import EXCLUDED, ArtifactRecord, EvidenceRef, Provenance, artifact_path
+from ragit.artifacts.common import canonical_hash, current_head, require_masking
+from ragit.artifacts.events import append_events, make_event
+from ragit.artifacts.ids import (
     RUN_ID,
     artifact_id,
     content_hash,
@@ -59,13 +43,21 @@ from ragit.memory.ids import (
     now_utc,
     run_id,
 )
-from ragit.memory.models import HarnessRunInput
-from ragit.memory.sanitize import Sanitizer, admission_event, remask
+from ragit.artifacts.lock import memory_lock
+from ragit.artifacts.sanitize import Sanitizer, admission_event, remask
+from ragit.artifacts.storage import inside, require_initialized, write_record
+from ragit.artifacts.writes import save_artifact
+from ragit.config import RagitConfig
+from ragit.contract.errors import InputInvalid
+from ragit.harness.executor import execute
+from ragit.harness.models import HarnessRunInput
+from ragit.harness.rules import evaluate_rules, parse_stdout_json
+from ragit.harness.suites import case_rules, resolve_suite, suite_resources
+from ragit.harness.verify import verify_suite
 from ragit.workspace import Workspace
 
 DEFAULT_TIMEOUT_MS = 60_000
 EXCERPT_CHARS = 400
-READ_CAP = 8 * 1024 * 1024
 
 
 def runs_dir(ws: Workspace) -> Path:
@@ -76,135 +68,6 @@ def run_path(ws: Workspace, rid: str) -> Path:
     if RUN_ID.fullmatch(rid) is None:
         raise ValueError("not a run id")
     return runs_dir(ws) / f"{rid}.json"
-
-
-def json_subset(expected: Any, actual: Any) -> bool:
-    """Whether ``actual`` contains ``expected`` (objects by key, arrays item by item)."""
-    if isinstance(expected, dict):
-        return isinstance(actual, dict) and all(
-            k in actual and json_subset(v, actual[k]) for k, v in expected.items()
-        )
-    if isinstance(expected, list):
-        return (
-            isinstance(actual, list)
-            and len(actual) == len(expected)
-            and all(json_subset(e, a) for e, a in zip(expected, actual, strict=True))
-        )
-    if isinstance(expected, bool) or isinstance(actual, bool):
-        return expected is actual
-    return bool(expected == actual)
-
-
-def parse_stdout_json(text: str) -> Any:
-    """stdout as JSON, else its last non-empty line as JSON, else a sentinel ``...``."""
-    try:
-        return json.loads(text)
-    except (json.JSONDecodeError, RecursionError):
-        pass
-    lines = [line for line in text.splitlines() if line.strip()]
-    if lines:
-        try:
-            return json.loads(lines[-1])
-        except (json.JSONDecodeError, RecursionError):
-            pass
-    return ...
-
-
-def evaluate_rules(
-    sources: list[tuple[ArtifactRecord, dict[str, Any]]],
-    exit_code: int | None,
-    stdout: str,
-    stderr: str,
-) -> list[dict[str, Any]]:
-    """One check per rule item (the ``checkResults`` of a case)."""
-    checks: list[dict[str, Any]] = []
-    parsed: Any = None
-
-    def add(name: str, ok: bool, detail: str, src: ArtifactRecord) -> None:
-        checks.append(
-            {
-                "name": name,
-                "ok": ok,
-                "detail": detail,
-                "sourceArtifactId": src.artifact_id,
-                "sourceKind": src.kind,
-            }
-        )
-
-    for src, rules in sources:
-        if "exitCode" in rules:
-            want = rules["exitCode"]
-            add("exitCode", exit_code == want, f"expected {want}, got {exit_code}", src)
-        for key, stream, present in (
-            ("mustInclude", stdout, True),
-            ("mustNotInclude", stdout, False),
-            ("stderrMustInclude", stderr, True),
-            ("stderrMustNotInclude", stderr, False),
-        ):
-            for i, needle in enumerate(rules.get(key, [])):
-                found = needle in stream
-                ok = found if present else not found
-                where = "stderr" if key.startswith("stderr") else "stdout"
-                detail = f"{'found' if found else 'not found'} in {where}"
-                add(f"{key}[{i}]", ok, detail, src)
-        if "jsonSubset" in rules:
-            if parsed is None:
-                parsed = parse_stdout_json(stdout)
-            if parsed is ...:
-                add("jsonSubset", False, "stdout is not JSON", src)
-            else:
-                ok = json_subset(rules["jsonSubset"], parsed)
-                add("jsonSubset", ok, "subset matches" if ok else "subset does not match", src)
-    return checks
-
-
-def _read(handle: IO[bytes]) -> str:
-    handle.seek(0)
-    return handle.read(READ_CAP).decode("utf-8", errors="replace")
-
-
-def execute(
-    argv: list[str], cwd: Path, env: dict[str, str], stdin: bytes, timeout_s: float
-) -> dict[str, Any]:
-    """Run one command; ``{exitCode, stdout, stderr, timedOut, error, durationMs}``."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        start = time.monotonic()
-        try:
-            proc = subprocess.Popen(
-                argv,
-                cwd=cwd,
-                env=env,
-                stdin=subprocess.PIPE,
-                stdout=out,
-                stderr=err,
-                start_new_session=True,
-            )
-        except OSError as exc:
-            return {
-                "exitCode": None,
-                "stdout": "",
-                "stderr": "",
-                "timedOut": False,
-                "error": f"could not start the command ({exc.strerror or type(exc).__name__})",
-                "durationMs": int((time.monotonic() - start) * 1000),
-            }
-        timed_out = False
-        try:
-            proc.communicate(input=stdin, timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
-        duration = int((time.monotonic() - start) * 1000)
-        return {
-            "exitCode": None if timed_out else proc.returncode,
-            "stdout": _read(out),
-            "stderr": _read(err),
-            "timedOut": timed_out,
-            "error": "timed out" if timed_out else None,
-            "durationMs": duration,
-        }
 
 
 def _tail(text: str) -> str:

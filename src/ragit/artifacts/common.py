@@ -1,4 +1,4 @@
-"""Small helpers shared by the memory commands."""
+"""Small helpers shared by the memory, artifact and harness commands: hashing, HEAD, masking."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Artifact records: storage, lifecycle, review, and what ingest should bind (UR §14.2, §12.9).
+"""Artifact records: the model, where they live, reading them, what is searchable (UR §14.2, §12.9).
 
 An artifact is a reviewable knowledge candidate:
 
@@ -10,9 +10,10 @@ An artifact is a reviewable knowledge candidate:
 
 The file of an artifact is derived from its id alone (scope and kind are parsed
 from the id and checked against the known kinds), so no other text reaches a
-path. Records are re-masked on every write. Writing (:func:`save_artifact`,
-:func:`mark_bound`) lives in :mod:`.artifact_writes` and is re-exported here
-lazily, so readers (retrieval, the read-only MCP server) never load a writer.
+path. This module only reads: writing a record (re-masked on every write) is
+:func:`ragit.artifacts.writes.save_artifact`, and ingest binding is
+:mod:`ragit.artifacts.binding`, so readers (retrieval, the read-only MCP server)
+never load a writer.
 
 Lifecycle: ``captured`` → ``reviewed`` → ``promoted``; side states ``superseded``,
 ``retracted``, ``archived``. Allowed review transitions (UR §12.9, as the
@@ -23,21 +24,15 @@ a warning, never a failure. ``promoted`` is reached only through a promote comma
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
-from ragit.memory.ids import parse_artifact_id
-from ragit.memory.records import read_record
+from ragit.artifacts.ids import parse_artifact_id
+from ragit.artifacts.records import read_record
 from ragit.workspace import Workspace
-
-if TYPE_CHECKING:
-    # The `as` form marks an explicit re-export for mypy; at runtime __getattr__ serves them.
-    from ragit.memory.artifact_writes import mark_bound as mark_bound  # noqa: PLC0414
-    from ragit.memory.artifact_writes import save_artifact as save_artifact  # noqa: PLC0414
 
 Status = Literal["captured", "reviewed", "promoted", "superseded", "retracted", "archived"]
 STATUSES: tuple[str, ...] = (
@@ -187,7 +182,7 @@ def relative_path(ws: Workspace, artifact_id: str) -> str:
     return ws.relative(path)
 
 
-# ---------------------------------------------------------------- ingest binding
+# ---------------------------------------------------------------- searchable units
 
 
 def searchable_units(record: ArtifactRecord) -> list[dict[str, Any]]:
@@ -229,66 +224,3 @@ def searchable_units(record: ArtifactRecord) -> list[dict[str, Any]]:
             }
         )
     return units
-
-
-def pending_bindings(ws: Workspace, head_sha: str) -> list[dict[str, Any]]:
-    """The artifacts ``ingest --scope all`` should project into the manifest of ``head_sha``.
-
-    Every artifact with searchable units (see :func:`searchable_units`) whose
-    capture commit is unknown or an ancestor of (or equal to) ``head_sha``.
-    Each item is the manifest ``artifactEntries[]`` entry minus ``chunkIds``, plus
-    the ``units`` the ingest must chunk, embed and store::
-
-        {artifactId, artifactScope, kind, tier, status, path, searchPolicy,
-         sourceSessionId, sourceHeadSha, goalId, episodeId, bindingStatus,
-         contentHash, units: [{scope, sourceType, sourceId, sectionTitle, text}]}
-
-    The ingest adds ``chunkIds`` (and files them under ``chunkScopes.<unit scope>``),
-    drops ``units`` before writing the manifest, and afterwards calls
-    :func:`mark_bound` with the ids it bound. Texts are masked already.
-    """
-    from ragit.snapshot._git import GitRepo
-
-    git = GitRepo(ws.root)
-    ancestry: dict[str, bool] = {}
-
-    def reachable(sha: str | None) -> bool:
-        if not sha:
-            return True
-        if sha not in ancestry:
-            ancestry[sha] = git.has_commit(sha) and git.is_ancestor(sha, head_sha)
-        return ancestry[sha]
-
-    out: list[dict[str, Any]] = []
-    for record in iter_artifacts(ws):
-        units = searchable_units(record)
-        if not units or not reachable(record.capture_head_sha or record.source_head_sha):
-            continue
-        out.append(
-            {
-                "artifactId": record.artifact_id,
-                "artifactScope": record.artifact_scope,
-                "kind": record.kind,
-                "tier": record.tier,
-                "status": record.status,
-                "path": relative_path(ws, record.artifact_id),
-                "searchPolicy": record.search_policy,
-                "sourceSessionId": record.source_session_id,
-                "sourceHeadSha": record.source_head_sha,
-                "goalId": record.goal_id,
-                "episodeId": record.episode_id,
-                "bindingStatus": "bound",
-                "contentHash": record.provenance.content_hash,
-                "units": units,
-            }
-        )
-    return out
-
-
-_WRITERS = ("mark_bound", "save_artifact")
-
-
-def __getattr__(name: str) -> Any:
-    if name in _WRITERS:
-        return getattr(importlib.import_module("ragit.memory.artifact_writes"), name)
-    raise AttributeError(f"module 'ragit.memory.artifacts' has no attribute {name!r}")

@@ -1,8 +1,8 @@
-"""Reading memory-layer JSON records: the read-only half of :mod:`._store`.
+"""Reading control-plane JSON records: the read-only half of :mod:`.storage`.
 
 Readers — retrieval of artifact overlay hits, and with it the read-only MCP
-server — import this module instead of :mod:`._store`, which holds the memory
-writer lock and every write helper (and re-exports :func:`read_record`).
+server — import this module; writing (:mod:`.storage`) and the memory writer
+lock (:mod:`.lock`) live apart so readers never load them.
 """
 
 from __future__ import annotations
