@@ -142,7 +142,8 @@ def _sanitize_json(text: str) -> FileScan:
     if not hits:
         return FileScan({}, False, None)
     masked, _count, _sources = mask_json(value)
-    # The layout every memory/artifact record is written with (ragit.artifacts.storage.dumps_record).
+    # The layout every memory/artifact record is written with
+    # (ragit.artifacts.storage.dumps_record).
     return FileScan(hits, False, json.dumps(masked, ensure_ascii=False, indent=2) + "\n")
 
 
