@@ -10,8 +10,9 @@ from typing import Any
 
 from _mcp_helpers import RAGIT, McpServer, make_repo, run
 
-from ragit.mcp.service import DROP_WARNING, TRIM_WARNING, bound_result, dumps, token_estimate
+from ragit.mcp.service import DROP_WARNING, TRIM_WARNING, bound_result, dumps
 from ragit.mcp.tools import RESULT_TOKEN_LIMIT
+from ragit.text.tokens import token_estimate
 
 StartServer = Callable[..., McpServer]
 LETTERS = "abcdefghijklmnopqrstuvwxy"

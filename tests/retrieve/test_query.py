@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from fixtures.build import build_fixture, load_fixture
 from ragit.retrieve.citations import citation_id
-from ragit.retrieve.engine import Hit, script_weights
+from ragit.retrieve.engine import Hit
 from ragit.retrieve.query import (
     NO_FIT_WARNING,
     PackRequest,
@@ -23,6 +23,7 @@ from ragit.retrieve.query import (
     run_query,
     select_for_budget,
 )
+from ragit.text.scripts import script_weights
 from ragit.workspace import Workspace
 
 

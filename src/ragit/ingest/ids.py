@@ -14,14 +14,9 @@ manifest of 18k chunks near 0.5 MB (contract §5 targets).
 from __future__ import annotations
 
 import hashlib
-import re
 
 CHUNKER_VERSION = "c2"  # c2: bare parent headings fold into child breadcrumbs
 ID_HEX = 16
-
-_CJK = re.compile(
-    "[\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7a3\uf900-\ufaff]+"
-)
 
 
 def _h(*parts: str) -> str:
@@ -42,12 +37,3 @@ def version_id(doc_id: str, blob_sha: str) -> str:
 def chunk_id(heading_path: tuple[str, ...], normalized_text: str) -> str:
     """Content-addressed chunk id, shared across documents and snapshots."""
     return _h("chunk", CHUNKER_VERSION, "\x1f".join(heading_path), normalized_text)
-
-
-def cjk_runs(text: str) -> str:
-    """The CJK/Hangul runs of ``text`` joined by spaces (fed to the n-gram index)."""
-    return " ".join(_CJK.findall(text))
-
-
-def has_cjk(text: str) -> bool:
-    return _CJK.search(text) is not None

@@ -13,6 +13,8 @@ from typing import Any
 from ragit.config import RagitConfig
 from ragit.ingest import ids
 from ragit.snapshot._git import GitRepo
+from ragit.text.scripts import cjk_runs
+from ragit.text.tokens import token_estimate
 
 
 def decode_text(raw: bytes) -> tuple[str | None, str | None]:
@@ -39,7 +41,7 @@ def chunk_rows(masked_text: str) -> list[Any]:
                 chunk_id=cid,
                 text=chunk.text,
                 search_en=search_text,
-                search_cjk=ids.cjk_runs(search_text),
+                search_cjk=cjk_runs(search_text),
                 section_title=chunk.section_title,
                 heading_path=" > ".join(chunk.heading_path),
                 token_count=chunk.token_count,
@@ -80,10 +82,10 @@ def unit_rows(units: list[dict[str, Any]]) -> list[tuple[dict[str, Any], Any]]:
             chunk_id=cid,
             text=text,
             search_en=search,
-            search_cjk=ids.cjk_runs(search),
+            search_cjk=cjk_runs(search),
             section_title=title,
             heading_path=title,
-            token_count=len(text.split()),
+            token_count=token_estimate(text),
             vector=(),
         )
         out.append((unit, row))

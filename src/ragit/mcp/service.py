@@ -37,6 +37,7 @@ from ragit.mcp.tools import (
     STATUS,
     tool_definitions,
 )
+from ragit.text.tokens import token_estimate
 from ragit.workspace import Workspace
 
 _WORD = re.compile(r"\S+")
@@ -61,11 +62,6 @@ class ToolResult:
 def dumps(value: Any) -> str:
     """The serialization of ``content[0].text``: compact JSON, non-ASCII kept."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
-def token_estimate(text: str) -> int:
-    """Whitespace-separated words: the token estimate of contract §8 and §11."""
-    return len(text.split())
 
 
 class ToolService:

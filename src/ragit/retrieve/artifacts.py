@@ -30,12 +30,14 @@ artifact's provenance content hash; sourceSha its bound, source or capture commi
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable
 from typing import Any
 
 from ragit.retrieve.citations import citation_id
 from ragit.retrieve.engine import W_AUTHORITY, W_RECENCY, W_RETRIEVAL, Hit
+from ragit.text.english import QUESTION_STOP_WORDS, strip_plural
+from ragit.text.scripts import CJK_CHAR, WORD
+from ragit.text.tokens import token_estimate
 from ragit.workspace import Workspace
 
 OVERLAY_SCOPES: dict[str, frozenset[str]] = {
@@ -47,67 +49,11 @@ OVERLAY_SCOPES: dict[str, frozenset[str]] = {
 }
 KEYWORD_ONLY_WARNING = "artifact hits are ranked by keyword only (no artifact embeddings)"
 
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
-_CJK = re.compile(
-    "[\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7a3]"
-)
-_STOP = frozenset(
-    (
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "but",
-        "by",
-        "for",
-        "from",
-        "has",
-        "have",
-        "how",
-        "i",
-        "in",
-        "is",
-        "it",
-        "its",
-        "of",
-        "on",
-        "or",
-        "that",
-        "the",
-        "this",
-        "to",
-        "was",
-        "were",
-        "what",
-        "when",
-        "where",
-        "which",
-        "who",
-        "why",
-        "will",
-        "with",
-        "do",
-        "does",
-        "did",
-        "we",
-        "you",
-    )
-)
-
-
-def _norm(token: str) -> str:
-    if len(token) > 3 and token.endswith("s") and not token.endswith("ss"):
-        return token[:-1]
-    return token
-
 
 def query_terms(question: str) -> list[str]:
     """The distinct normalized terms of a question (stop words dropped unless nothing is left)."""
-    words = [_norm(w) for w in _WORD.findall(question.lower())]
-    kept = [w for w in words if w not in _STOP] or words
+    words = [strip_plural(w) for w in WORD.findall(question.lower())]
+    kept = [w for w in words if w not in QUESTION_STOP_WORDS] or words
     return list(dict.fromkeys(kept))
 
 
@@ -116,10 +62,10 @@ def keyword_score(terms: list[str], text: str) -> float:
     if not terms:
         return 0.0
     lowered = text.lower()
-    words = {_norm(w) for w in _WORD.findall(lowered)}
+    words = {strip_plural(w) for w in WORD.findall(lowered)}
     found = 0
     for term in terms:
-        if term in words or (_CJK.search(term) and term in lowered):
+        if term in words or (CJK_CHAR.search(term) and term in lowered):
             found += 1
     return found / len(terms)
 
@@ -253,7 +199,7 @@ def artifact_hits(
                 section_title=unit["sectionTitle"],
                 heading_path=unit["sectionTitle"],
                 text=unit["text"],
-                token_count=len(unit["text"].split()),
+                token_count=token_estimate(unit["text"]),
                 score_vector=vector,
                 score_keyword=keyword,
                 retrieval=retrieval,

@@ -26,15 +26,15 @@ the wall clock; durable documents are as recent as the snapshot (weight 1.0).
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
 from itertools import chain
 from operator import mul
 from typing import Any
 
-from ragit.ingest.ids import cjk_runs
 from ragit.retrieve.citations import document_citation
 from ragit.snapshot.manifest import Manifest
+from ragit.text.korean import korean_content_words
+from ragit.text.scripts import cjk_runs, script_weights
 
 W_RETRIEVAL = 0.80
 W_AUTHORITY = 0.15
@@ -48,11 +48,6 @@ AUTHORITY_WEIGHTS = {
 # retrieval.alpha measured for the offline n-gram embedding (local-placeholder).
 NGRAM_ALPHA = 0.3
 SCOPE_AUTHORITY = {"durable": 1.0, "harness": 0.9, "session": 0.8, "evidence": 0.4}
-
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
-_CJK_CHAR = re.compile(
-    "[\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7a3]"
-)
 
 
 @dataclass
@@ -94,26 +89,12 @@ class Hit:
         )
 
 
-def script_weights(question: str) -> tuple[float, float]:
-    """Share of the question that is Latin-script words vs. CJK characters."""
-    cjk = len(_CJK_CHAR.findall(question))
-    latin = sum(1 for w in _WORD.findall(question) if not _CJK_CHAR.search(w))
-    if cjk == 0 and latin == 0:
-        return 1.0, 0.0
-    # A CJK word of n characters carries about one term per two characters.
-    cjk_terms = cjk / 2.0
-    total = latin + cjk_terms
-    return latin / total, cjk_terms / total
-
-
 def cjk_query_text(question: str) -> str:
     """The CJK part of a question for the bigram index, without Korean function words.
 
     Question endings ("어떻게 하나요"), interrogatives and particles would otherwise
     contribute bigrams that match half the corpus; content words keep their stem.
     """
-    from ragit.embed.providers.placeholder import korean_content_words
-
     return " ".join(korean_content_words(cjk_runs(question)))
 
 

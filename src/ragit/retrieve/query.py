@@ -18,6 +18,7 @@ from ragit.contract.inputs import positive_int, required_text
 from ragit.contract.models import InputModel
 from ragit.retrieve.engine import Hit, retrieve_durable
 from ragit.retrieve.views import Redactor, project_hit
+from ragit.text.tokens import token_estimate
 from ragit.workspace import Workspace
 
 Scope = Literal["durable", "session", "harness", "evidence", "all"]
@@ -249,7 +250,7 @@ def _family(hit: Hit) -> str:
 
 
 def _tokens(hit: Hit) -> int:
-    return len(hit.text.split())
+    return token_estimate(hit.text)
 
 
 def select_for_budget(hits: list[Hit], budget: int) -> tuple[list[Hit], dict[str, Any], int]:

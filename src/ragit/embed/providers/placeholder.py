@@ -21,75 +21,32 @@ Algorithm ``ngram-hash-1`` (:data:`ragit.embed.profile.PLACEHOLDER_VERSION`):
 
 Only IEEE-exact operations (+, *, /, sqrt, hypot) are used on floats, so a given
 text gives bit-identical vectors on every platform running the same Python
-(tokenization follows the Python's Unicode database). Changing anything above
-must change ``PLACEHOLDER_VERSION``.
+(tokenization follows the Python's Unicode database). The word pattern, the stop
+words and the particles are :mod:`ragit.text`'s (``scripts.SCRIPT_WORD``,
+``english.STOP_WORDS``, ``korean.STOP_WORDS`` and ``korean.PARTICLES``). Changing
+anything above, there included, must change ``PLACEHOLDER_VERSION``.
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
-import re
-import unicodedata
 from array import array
 from collections import Counter
 
 from ragit.embed.base import Embedder, ProviderOptions, Vector
 from ragit.embed.profile import PLACEHOLDER_VERSION, EmbeddingProfile
+from ragit.text import english, korean
+from ragit.text.korean import strip_particle
+from ragit.text.normalize import fold
+from ragit.text.scripts import ASCII_WORD, HANGUL_CHAR, SCRIPT_WORD, SYLLABIC_CHAR
 
-_CJK_RANGES = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-_HANGUL_RANGE = "\uac00-\ud7a3"
-_WORD = re.compile(rf"[{_HANGUL_RANGE}]+|[{_CJK_RANGES}]+|[^\W_{_HANGUL_RANGE}{_CJK_RANGES}]+")
-_SYLLABIC = re.compile(rf"[{_HANGUL_RANGE}{_CJK_RANGES}]")
-_HANGUL = re.compile(rf"[{_HANGUL_RANGE}]")
-
-# fmt: off
-_EN_STOP = frozenset(
-    (
-        "a", "an", "the", "and", "or", "but", "if", "then", "else", "of", "to", "in", "on",
-        "at", "by", "for", "with", "from", "into", "onto", "over", "under", "as", "is", "are",
-        "was", "were", "be", "been", "being", "do", "does", "did", "done", "have", "has", "had",
-        "having", "can", "could", "may", "might", "must", "shall", "should", "will", "would",
-        "not", "no", "nor", "so", "such", "than", "that", "this", "these", "those", "it", "its",
-        "i", "me", "my", "we", "our", "you", "your", "he", "she", "they", "them", "their",
-        "what", "which", "who", "whom", "whose", "when", "where", "why", "how", "all", "any",
-        "both", "each", "few", "more", "most", "other", "some", "same", "only", "own", "too",
-        "very", "just", "also", "there", "here", "about", "above", "after", "again", "against",
-        "before", "below", "between", "during", "out", "off", "up", "down", "through", "until",
-        "while", "because", "per", "via", "vs",
-    )
-)
-_KO_PARTICLES = tuple(
-    sorted(
-        (
-            "을", "를", "이", "가", "은", "는", "의", "에", "에서", "에게", "께", "한테",
-            "으로", "로", "와", "과", "도", "만", "까지", "부터", "이나", "나", "랑", "이랑",
-            "처럼", "보다", "마다", "으로써", "로써", "으로서", "로서", "에는", "에서는",
-            "와의", "과의", "으로는", "로는", "만의", "이라는", "라는", "이며", "이고", "고",
-        ),
-        key=lambda p: (-len(p), p),
-    )
-)
-_KO_STOP = frozenset(
-    (
-        "어떻게", "무엇", "무엇인가요", "무엇을", "무엇으로", "무엇이", "어디", "어디에",
-        "어디에서", "언제", "누가", "누구", "왜", "어떤", "어느", "얼마나", "하나요", "있나요",
-        "되나요", "인가요", "가요", "나요", "해야", "해야하나요", "하려면", "하는", "하고",
-        "한", "할", "합니다", "입니다", "됩니다", "있습니다", "없습니다", "않습니다",
-        "했습니다", "및", "또는", "그리고", "그", "이", "저", "것", "수", "등", "더", "때",
-        "위해", "대한", "통해", "없이", "있는", "되는", "된", "하게", "않게",
-    )
-) | frozenset(_KO_PARTICLES)
-# fmt: on
-_STOP = _EN_STOP | _KO_STOP
+_STOP = english.STOP_WORDS | korean.STOP_WORDS
 
 _WORD_WEIGHT = 1.0
 _NGRAM_WEIGHT = 2.0
 _ALPHA_NGRAMS = (3, 4)
 _SYLLABIC_NGRAMS = (2, 3)
-# On ASCII text (NFKC leaves it as it is, lower() keeps it ASCII) _WORD matches exactly these
-# runs, about twice as fast.
-_ASCII_WORD = re.compile(r"[0-9a-z]+")
 
 # Word feature tables are memoized per embedder; the cap bounds memory (~1 KB a
 # word) on huge vocabularies. Results never depend on the memo.
@@ -108,25 +65,6 @@ def _hash(feature: str, dims: int) -> tuple[int, float]:
         hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest(), "little"
     )
     return value % dims, (1.0 if value >> 63 else -1.0)
-
-
-def _stem(word: str) -> str:
-    for particle in _KO_PARTICLES:
-        if len(word) > len(particle) and word.endswith(particle):
-            return word[: -len(particle)]
-    return word
-
-
-def korean_content_words(text: str) -> list[str]:
-    """Hangul/CJK words of ``text`` minus stop words, each without one trailing particle."""
-    out: list[str] = []
-    for word in text.split():
-        if word in _KO_STOP:
-            continue
-        stem = _stem(word)
-        if stem and stem not in _KO_STOP:
-            out.append(stem)
-    return out or text.split()
 
 
 class PlaceholderEmbedder(Embedder):
@@ -150,8 +88,10 @@ class PlaceholderEmbedder(Embedder):
 
     def _counts(self, text: str) -> dict[str, int]:
         """Term frequencies of the text's words in first-seen order, stop words dropped."""
-        lowered = unicodedata.normalize("NFKC", text).lower()
-        words = (_ASCII_WORD if lowered.isascii() else _WORD).findall(lowered)
+        lowered = fold(text)
+        # On ASCII text (NFKC leaves it as it is, lower() keeps it ASCII) SCRIPT_WORD
+        # matches exactly the ASCII_WORD runs, about twice as fast.
+        words = (ASCII_WORD if lowered.isascii() else SCRIPT_WORD).findall(lowered)
         counts = Counter(words)
         stops = _STOP.intersection(counts)
         if stops and len(stops) < len(counts):
@@ -241,8 +181,8 @@ class PlaceholderEmbedder(Embedder):
     def _features(self, word: str) -> Features:
         dims = self._dims
         acc: dict[int, float] = {}
-        syllabic = _SYLLABIC.match(word) is not None
-        base = _stem(word) if _HANGUL.match(word) else word
+        syllabic = SYLLABIC_CHAR.match(word) is not None
+        base = strip_particle(word) if HANGUL_CHAR.match(word) else word
         index, sign = _hash("w\x00" + base, dims)
         acc[index] = sign * _WORD_WEIGHT
         padded = f"<{base}>"
