@@ -27,9 +27,10 @@ if TYPE_CHECKING:
     from ragit.store.journal_scan import PHASES, JournalState, scan_journals
     from ragit.store.lock import LockInfo, WriterLock, inspect_lock
     from ragit.store.meta import StoreMeta, read_meta
+    from ragit.store.publishing import publish
     from ragit.store.reader import StoreReader
     from ragit.store.rows import ChunkRow, StoredChunk
-    from ragit.store.writer import StoreWriter, publish
+    from ragit.store.writer import StoreWriter
 
 # Exported name -> the module that defines it.
 _EXPORTS = {
@@ -47,7 +48,7 @@ _EXPORTS = {
     "WriterLock": "lock",
     "begin": "journal",
     "inspect_lock": "lock",
-    "publish": "writer",
+    "publish": "publishing",
     "read_meta": "meta",
     "recover": "journal",
     "scan_journals": "journal_scan",
