@@ -5,8 +5,11 @@ use). Layout and protocol (details in docs/store.md and the module docstrings):
 
 - ``.ragit/store/meta.json`` — RAGit's own metadata (:mod:`.meta`); ``status`` reads only this.
 - ``.ragit/store/chunks/`` — the canonical zvec collection, one row per unique chunk id
-  (:mod:`._zvec` has the schema), written in place under the writer lock (:mod:`.writer`).
-- ``.ragit/runtime/store-write.lock`` — the single-writer lock (:mod:`.lock`).
+  (:mod:`._zvec` has the schema), written in place under the writer lock (:mod:`.writer`) and
+  published as generations (:mod:`.publishing`); whole-store replacement is :mod:`.replace`,
+  segment merging :mod:`.compact`.
+- ``.ragit/runtime/store-write.lock`` — the single-writer lock (:mod:`.lock`, built on
+  :mod:`ragit._lock`).
 - ``.ragit/runtime/transactions/<id>.json`` — write journals and recovery (:mod:`.journal`).
 - ``<user cache>/stores/<repo id>/<store id>-<generation>/`` — reader copies of published
   generations (:mod:`.copies`); every read goes through one (:mod:`.reader`).
