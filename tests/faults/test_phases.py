@@ -21,11 +21,12 @@ def _reached(*relative: str) -> set[str]:
 def test_every_phase_of_every_write_operation_has_a_kill_test() -> None:
     """Implementation choice: a phase added to a write path must get a fault test too."""
     journal = {"prepared", "completed"}  # reached inside Journal.begin / Transaction.complete
-    ingest = _reached("ingest/apply.py", "store/writer.py", "store/journal.py") | journal
+    writes = ("store/writer.py", "store/publishing.py", "store/journal.py")
+    ingest = _reached("ingest/apply.py", *writes) | journal
     rebuild = _reached("store/replace.py") | _PUBLISH
     purge = _reached("ops/security_purge.py") | rebuild
 
-    assert _reached("store/writer.py") >= _PUBLISH
+    assert _reached("store/publishing.py") >= _PUBLISH
     assert ingest == set(INGEST_PHASES)
     assert rebuild == set(REBUILD_PHASES)
     assert purge == set(PURGE_PHASES)

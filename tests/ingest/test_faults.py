@@ -42,7 +42,7 @@ BEFORE_MANIFEST = [
     "store-published",
 ]
 AFTER_MANIFEST = ["manifest-committed", "published", "completed"]
-PHASE_SOURCES = ["ingest/apply.py", "store/writer.py", "store/journal.py"]
+PHASE_SOURCES = ["ingest/apply.py", "store/writer.py", "store/publishing.py", "store/journal.py"]
 
 
 def _indexed_then_changed(tmp_path: Path) -> tuple[RagitRepo, str, dict]:

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
+from ragit._lock import boot_id, process_start_time
 from ragit.contract.errors import StoreWriteBusy, StoreWriteLockStale
 from ragit.store import WriterLock, inspect_lock
-from ragit.store.lock import boot_id, process_start_time
 from ragit.workspace import Workspace
 
 

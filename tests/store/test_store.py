@@ -400,7 +400,7 @@ def test_a_writer_refuses_canonical_files_changed_outside_a_write(ws: Workspace)
     """Contract §6 (a writer never publishes a broken store): files that differ from the
     fingerprint of the last publish, with no unfinished journal, are refused before any
     recovery or write; the error's recovery (doctor) names the store rebuild."""
-    from ragit.store.writer import check_canonical_intact
+    from ragit.store.publishing import check_canonical_intact
 
     write_and_publish(ws, rows("a", 40))
     with WriterLock.acquire(ws, command="test", head_sha=None) as lock:

@@ -29,12 +29,10 @@ followed) disables the cache; :meth:`EmbeddingCache.health` reports it.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import math
 import os
-import secrets
 from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -42,6 +40,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
+from ragit._fs import atomic_write_bytes
 from ragit.embed.profile import EmbeddingProfile
 
 CacheMode = Literal["readwrite", "readonly", "disabled"]
@@ -313,15 +312,8 @@ class EmbeddingCache:
 
     @staticmethod
     def _write_atomic(path: Path, data: bytes) -> None:
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-        try:
-            with open(tmp, "wb") as handle:
-                handle.write(data)
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
-            raise
+        # Not fsynced: a torn entry after a crash is a miss. Mode as open() creates files.
+        atomic_write_bytes(path, data, fsync=False, mode=0o666)
 
     # ------------------------------------------------------------ reporting
 

@@ -5,8 +5,11 @@ use). Layout and protocol (details in docs/store.md and the module docstrings):
 
 - ``.ragit/store/meta.json`` — RAGit's own metadata (:mod:`.meta`); ``status`` reads only this.
 - ``.ragit/store/chunks/`` — the canonical zvec collection, one row per unique chunk id
-  (:mod:`._zvec` has the schema), written in place under the writer lock (:mod:`.writer`).
-- ``.ragit/runtime/store-write.lock`` — the single-writer lock (:mod:`.lock`).
+  (:mod:`._zvec` has the schema), written in place under the writer lock (:mod:`.writer`) and
+  published as generations (:mod:`.publishing`); whole-store replacement is :mod:`.replace`,
+  segment merging :mod:`.compact`.
+- ``.ragit/runtime/store-write.lock`` — the single-writer lock (:mod:`.lock`, built on
+  :mod:`ragit._lock`).
 - ``.ragit/runtime/transactions/<id>.json`` — write journals and recovery (:mod:`.journal`).
 - ``<user cache>/stores/<repo id>/<store id>-<generation>/`` — reader copies of published
   generations (:mod:`.copies`); every read goes through one (:mod:`.reader`).
@@ -27,9 +30,10 @@ if TYPE_CHECKING:
     from ragit.store.journal_scan import PHASES, JournalState, scan_journals
     from ragit.store.lock import LockInfo, WriterLock, inspect_lock
     from ragit.store.meta import StoreMeta, read_meta
+    from ragit.store.publishing import publish
     from ragit.store.reader import StoreReader
     from ragit.store.rows import ChunkRow, StoredChunk
-    from ragit.store.writer import StoreWriter, publish
+    from ragit.store.writer import StoreWriter
 
 # Exported name -> the module that defines it.
 _EXPORTS = {
@@ -47,7 +51,7 @@ _EXPORTS = {
     "WriterLock": "lock",
     "begin": "journal",
     "inspect_lock": "lock",
-    "publish": "writer",
+    "publish": "publishing",
     "read_meta": "meta",
     "recover": "journal",
     "scan_journals": "journal_scan",

@@ -6,7 +6,7 @@ document frequencies are near zero, and rank far below the same text elsewhere:
 segments must be merged for keyword scores to be comparable. Merging rewrites
 the whole collection (about 1.3 s at 17.8k chunks), so:
 
-* a store of at most :data:`INLINE_MAX_ROWS` rows is merged inline by the writer
+* a store of at most :data:`ragit.store.meta.INLINE_MAX_ROWS` rows is merged inline by the writer
   (:meth:`ragit.store.writer.StoreWriter.compact`);
 * a larger one is merged by a detached ``python -m ragit.store.compact <root>``
   started after the ingest released the lock. It copies the canonical collection
@@ -27,14 +27,6 @@ import os
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
-
-INLINE_MAX_ROWS = 4000
-
-
-def inline_limit() -> int:
-    """Rows up to which merging happens inline (``RAGIT_COMPACT_INLINE_ROWS``, test-only)."""
-    raw = os.environ.get("RAGIT_COMPACT_INLINE_ROWS")
-    return int(raw) if raw and raw.isdigit() else INLINE_MAX_ROWS
 
 
 def start_background(root: Path) -> None:
@@ -77,8 +69,8 @@ def compact(root: Path) -> str:
     from ragit.store._copy import copy_tree, remove_tree
     from ragit.store._zvec import Collection
     from ragit.store.lock import WriterLock
-    from ragit.store.meta import META_NAME, read_meta
-    from ragit.store.replace import COMPLETE_MARK, next_dir, recover_swap, swap_in
+    from ragit.store.meta import META_NAME, next_dir, read_meta
+    from ragit.store.replace import COMPLETE_MARK, recover_swap, swap_in
     from ragit.workspace import Workspace
 
     ws = Workspace(root)

@@ -71,6 +71,8 @@ from ragit.store.journal_scan import (
 )
 from ragit.store.lock import WriterLock
 from ragit.store.meta import now_iso, read_meta
+from ragit.store.publishing import publish
+from ragit.store.writer import StoreWriter
 from ragit.workspace import Workspace
 
 __all__ = [
@@ -288,8 +290,6 @@ def recover(
         StoreWriteBusy: ``lock`` is no longer held.
         SnapshotStoreUnavailable: the store could not be opened or published.
     """
-    from ragit.store.writer import StoreWriter, publish
-
     lock.assert_held()
     report = RecoveryReport()
     states = _scan(ws, manifest_exists)

@@ -1,4 +1,6 @@
-"""RAGit's own store metadata, ``.ragit/store/meta.json`` (never opens zvec).
+"""RAGit's own store metadata, ``.ragit/store/meta.json`` (never opens zvec), and the store's
+paths and limits that every store module shares (:func:`next_dir`, :func:`prev_dir`,
+:func:`inline_limit`).
 
 ``status``, ``doctor`` and every reader learn what they need about the store from this file:
 which store (``storeId``, a new uuid per created store), which published generation readers
@@ -24,9 +26,11 @@ and recovery); ``schemaVersion`` newer than :data:`SCHEMA_VERSION` →
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 from ragit._fs import atomic_write_text
@@ -37,6 +41,24 @@ SCHEMA_VERSION = 1
 COLLECTION_DIR = "chunks"
 META_NAME = "meta.json"
 _HEX32 = re.compile(r"^[0-9a-f]{32}$")
+# Stores of at most this many rows merge their segments inline (see ragit.store.compact).
+INLINE_MAX_ROWS = 4000
+
+
+def next_dir(ws: Workspace) -> Path:
+    """Where a replacement store is built before it is swapped in (:mod:`.replace`)."""
+    return ws.ragit_dir / "store.next"
+
+
+def prev_dir(ws: Workspace) -> Path:
+    """Where the live store waits while a replacement is swapped in (:mod:`.replace`)."""
+    return ws.ragit_dir / "store.prev"
+
+
+def inline_limit() -> int:
+    """Rows up to which merging happens inline (``RAGIT_COMPACT_INLINE_ROWS``, test-only)."""
+    raw = os.environ.get("RAGIT_COMPACT_INLINE_ROWS")
+    return int(raw) if raw and raw.isdigit() else INLINE_MAX_ROWS
 
 
 def now_iso() -> str:

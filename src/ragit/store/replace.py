@@ -23,7 +23,6 @@ import json
 import os
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from ragit import _faults as faults
@@ -32,19 +31,31 @@ from ragit.contract.errors import RagitError, SnapshotStoreUnavailable
 from ragit.store._copy import remove_tree
 from ragit.store._zvec import MAX_BATCH, Collection
 from ragit.store.lock import WriterLock
-from ragit.store.meta import COLLECTION_DIR, META_NAME, SCHEMA_VERSION, StoreMeta, now_iso
+from ragit.store.meta import (
+    COLLECTION_DIR,
+    META_NAME,
+    SCHEMA_VERSION,
+    StoreMeta,
+    next_dir,
+    now_iso,
+    prev_dir,
+    read_meta,
+)
+from ragit.store.publishing import publish
 from ragit.store.rows import ChunkRow
 from ragit.workspace import Workspace
 
+# next_dir and prev_dir are defined in ragit.store.meta and can still be imported from here.
+__all__ = [
+    "COMPLETE_MARK",
+    "build_replacement",
+    "next_dir",
+    "prev_dir",
+    "recover_swap",
+    "swap_in",
+]
+
 COMPLETE_MARK = "complete"
-
-
-def next_dir(ws: Workspace) -> Path:
-    return ws.ragit_dir / "store.next"
-
-
-def prev_dir(ws: Workspace) -> Path:
-    return ws.ragit_dir / "store.prev"
 
 
 def _next_is_complete(ws: Workspace) -> bool:
@@ -145,8 +156,6 @@ def swap_in(ws: Workspace, lock: WriterLock) -> StoreMeta:
     Raises:
         SnapshotStoreUnavailable: there is no complete ``store.next``.
     """
-    from ragit.store.writer import publish
-
     lock.assert_held()
     if not _next_is_complete(ws):
         raise SnapshotStoreUnavailable(None, "no verified replacement store to swap in")
@@ -172,8 +181,6 @@ def swap_in(ws: Workspace, lock: WriterLock) -> StoreMeta:
 
 def _swap_back(ws: Workspace) -> None:
     """Undo an unpublished swap: the new store back to ``store.next``, ``store.prev`` live."""
-    from ragit.store.meta import read_meta
-
     live, nxt, prev = ws.store_dir, next_dir(ws), prev_dir(ws)
     if not prev.exists():
         return  # nothing to restore (first store) or the swap never started

@@ -1,4 +1,4 @@
-"""Writing the canonical store (always under the writer lock) and publishing generations.
+"""Writing the canonical store, always under the writer lock (publishing: :mod:`.publishing`).
 
 Write protocol (chosen from measurements of zvec 0.8.0, docs/store.md): rows are inserted *in
 place* into ``.ragit/store/chunks`` and zvec's write-ahead log makes them crash-safe. Killed
@@ -18,9 +18,9 @@ because readers never see the canonical files anyway:
 - ``meta.json``'s ``revision`` is bumped before the canonical collection is opened, so a reader
   re-creating a copy from the canonical files notices any writer that touched them meanwhile.
 
-:func:`publish` makes the reader copy of the next generation first and bumps ``generation`` in
-``meta.json`` second: a crash between the two leaves an unreferenced copy (pruned later) and
-readers still on the previous generation, never a generation without its copy.
+:func:`ragit.store.publishing.publish` turns the written rows into the next generation once the
+writer is closed. ``check_canonical_intact`` and ``canonical_changed`` are defined there and
+can still be imported from here.
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ from __future__ import annotations
 import threading
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
 from types import TracebackType
 from typing import Any
 
@@ -36,14 +35,15 @@ from ragit import _faults as faults
 from ragit.contract.errors import SnapshotStoreUnavailable
 from ragit.store._copy import remove_tree
 from ragit.store._zvec import MAX_BATCH, Collection
-from ragit.store.copies import canonical_path, copy_name, make_copy, prune_copies
+from ragit.store.copies import canonical_path
 from ragit.store.lock import WriterLock
-from ragit.store.meta import SCHEMA_VERSION, StoreMeta, now_iso, read_meta, write_meta
+from ragit.store.meta import SCHEMA_VERSION, StoreMeta, inline_limit, now_iso, read_meta, write_meta
+from ragit.store.publishing import canonical_changed, check_canonical_intact, open_writers
 from ragit.store.rows import ChunkRow
 from ragit.workspace import Workspace
 
-# Canonical collections open for writing in this process (publish refuses to copy them).
-_open_writers: set[Path] = set()
+__all__ = ["StoreWriter", "canonical_changed", "check_canonical_intact"]
+
 # A full id scan costs ~2.2 us per stored row, a batched fetch ~12 us per asked id (zvec
 # 0.8.0, 18k rows): scan when the question covers a fifth of the store or more.
 _SCAN_RATIO = 5
@@ -124,7 +124,7 @@ class StoreWriter:
         self._collection: Collection | None = collection
         self._dirty = False  # writes not yet flushed into the collection files
         self._path = canonical_path(ws).resolve()
-        _open_writers.add(self._path)
+        open_writers.add(self._path)
 
     @classmethod
     def open(
@@ -152,7 +152,7 @@ class StoreWriter:
         profile = _profile(embedding, dimensions)
         meta = read_meta(ws)
         path = canonical_path(ws)
-        if path.resolve() in _open_writers:
+        if path.resolve() in open_writers:
             raise RuntimeError("the canonical store is already open for writing in this process")
         if meta is not None and (
             meta.embedding.get("namespaceId") != profile.get("namespaceId")
@@ -305,8 +305,6 @@ class StoreWriter:
         store), or ``"deferred"`` (a large store: the caller starts the background
         compactor once it has released the lock).
         """
-        from ragit.store.compact import inline_limit
-
         self.lock.assert_held()
         self._settle()
         if self._c.segment_count() <= 1:
@@ -322,7 +320,7 @@ class StoreWriter:
         if self._collection is None:
             return
         collection, self._collection = self._collection, None
-        _open_writers.discard(self._path)
+        open_writers.discard(self._path)
         collection.close()
 
     def __enter__(self) -> StoreWriter:
@@ -335,108 +333,3 @@ class StoreWriter:
         tb: TracebackType | None,
     ) -> None:
         self.close()
-
-
-def canonical_digest(ws: Workspace) -> str:
-    """A fingerprint of the canonical collection files (path, size, mtime) as published.
-
-    Only writers change these files and every writer publishes, so outside a write a
-    different fingerprint means the files were damaged or replaced behind RAGit's back
-    (``doctor`` check ``store.canonical-files``). Reading never changes a file's mtime.
-    """
-    import hashlib
-
-    root = canonical_path(ws)
-    lines: list[str] = []
-    for path in sorted(root.rglob("*")):
-        if path.is_file() and path.name != "LOCK":
-            info = path.stat()
-            lines.append(f"{path.relative_to(root).as_posix()}\0{info.st_size}\0{info.st_mtime_ns}")
-    return hashlib.sha256("\n".join(lines).encode()).hexdigest()[:32]
-
-
-def canonical_changed(ws: Workspace) -> bool | None:
-    """Whether the canonical collection files differ from the fingerprint of the last publish.
-
-    None when that cannot be judged: no fingerprint (nothing published yet, or published
-    before fingerprints existed), no collection, an unfinished transaction journal or a
-    half-done store replacement (recovering from those changes the files legitimately and
-    publishes again). The caller decides whether a writer may be at work.
-    """
-    from ragit.store.journal_scan import scan_journals
-    from ragit.store.replace import next_dir, prev_dir
-
-    meta = read_meta(ws)
-    expected = meta.extra.get("canonicalDigest") if meta is not None else None
-    if not expected or not canonical_path(ws).is_dir():
-        return None
-    if next_dir(ws).exists() or prev_dir(ws).exists():
-        return None
-    if any(s.classification != "completed" for s in scan_journals(ws)):
-        return None
-    return bool(canonical_digest(ws) != expected)
-
-
-def check_canonical_intact(ws: Workspace, lock: WriterLock) -> None:
-    """Refuse to write over canonical files that changed outside a RAGit write.
-
-    A writer that opened a damaged collection would publish the damage to every reader (a
-    damaged full-text index or id map opens without an error and changes the hits). Call it
-    under the writer lock before any recovery; it judges what :func:`canonical_changed` can.
-
-    Raises:
-        SnapshotStoreUnavailable: the files differ from the published fingerprint; its
-            recovery, ``ragit doctor``, names the store rebuild.
-        StoreWriteBusy: ``lock`` is no longer held.
-    """
-    lock.assert_held()
-    if canonical_changed(ws):
-        raise SnapshotStoreUnavailable(
-            None,
-            "the canonical store files changed outside a RAGit write (damaged or replaced); "
-            "nothing was written — rebuild the store from git",
-        )
-
-
-def publish(ws: Workspace, lock: WriterLock) -> StoreMeta:
-    """Publish the canonical store as the next generation and make its reader copy.
-
-    Order: copy the (closed) canonical files into the cache as ``<store>-<gen+1>`` (temp dir,
-    one read-only open, rename), then bump ``generation`` in ``meta.json`` atomically, then
-    prune copies older than the previous generation.
-
-    Raises:
-        StoreWriteBusy: ``lock`` is no longer held.
-        RuntimeError: a :class:`StoreWriter` of this store is still open in this process.
-        SnapshotStoreUnavailable: no store, or the reader copy could not be written.
-    """
-    lock.assert_held()
-    if canonical_path(ws).resolve() in _open_writers:
-        raise RuntimeError("close the StoreWriter before publishing")
-    meta = read_meta(ws)
-    if meta is None or not canonical_path(ws).is_dir():
-        raise SnapshotStoreUnavailable(None, "there is no store to publish")
-    generation = meta.generation + 1
-    digest = canonical_digest(ws)
-    try:
-        made = make_copy(ws, meta.store_id, generation, replace=True)
-    except OSError as exc:
-        raise SnapshotStoreUnavailable(
-            None, f"cannot write the reader copy of the store ({exc.__class__.__name__})"
-        ) from exc
-    assert made is not None
-    _, count = made
-    faults.reach("publish-copied")
-    stamp = now_iso()
-    published = meta.evolve(
-        generation=generation,
-        chunk_count=count,
-        updated_at=stamp,
-        published_at=stamp,
-        extra={**meta.extra, "canonicalDigest": digest},
-    )
-    write_meta(ws, published)
-    faults.reach("publish-meta-written")
-    keep = {copy_name(meta.store_id, generation), copy_name(meta.store_id, generation - 1)}
-    prune_copies(ws, keep)
-    return published

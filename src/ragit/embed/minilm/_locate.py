@@ -21,11 +21,11 @@ import importlib.metadata
 import importlib.util
 import json
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from ragit._fs import atomic_write_text
 from ragit.embed.minilm._errors import EmbeddingModelInvalid
 from ragit.workspace import user_cache_dir
 
@@ -247,15 +247,5 @@ def _write_cache(cache_file: Path, entries: dict[str, Any]) -> None:
     # any failure to write it is ignored.
     kept = dict(list(entries.items())[-_VERIFY_CACHE_MAX_ENTRIES:])
     payload = json.dumps({"entries": kept}, sort_keys=False)
-    try:
-        cache_file.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=cache_file.parent, prefix=".verified-", suffix=".tmp")
-    except OSError:
-        return
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(payload)
-        os.replace(tmp, cache_file)
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+    with contextlib.suppress(OSError):
+        atomic_write_text(cache_file, payload, fsync=False)

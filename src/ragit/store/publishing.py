@@ -1,0 +1,129 @@
+"""Publishing the canonical store as a generation, and the fingerprint of its files.
+
+:func:`publish` makes the reader copy of the next generation first and bumps ``generation`` in
+``meta.json`` second: a crash between the two leaves an unreferenced copy (pruned later) and
+readers still on the previous generation, never a generation without its copy. It records a
+fingerprint of the canonical files (:func:`canonical_digest`) in ``meta.json``; outside a write,
+a different fingerprint means the files changed behind RAGit's back
+(:func:`canonical_changed`, :func:`check_canonical_intact`).
+
+The canonical collection must be closed to be copied: :class:`~ragit.store.writer.StoreWriter`
+registers the collections it holds open in :data:`open_writers`, and :func:`publish` refuses
+those.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from ragit import _faults as faults
+from ragit.contract.errors import SnapshotStoreUnavailable
+from ragit.store.copies import canonical_path, copy_name, make_copy, prune_copies
+from ragit.store.journal_scan import scan_journals
+from ragit.store.lock import WriterLock
+from ragit.store.meta import StoreMeta, next_dir, now_iso, prev_dir, read_meta, write_meta
+from ragit.workspace import Workspace
+
+# Canonical collections open for writing in this process (publish refuses to copy them).
+open_writers: set[Path] = set()
+
+
+def canonical_digest(ws: Workspace) -> str:
+    """A fingerprint of the canonical collection files (path, size, mtime) as published.
+
+    Only writers change these files and every writer publishes, so outside a write a
+    different fingerprint means the files were damaged or replaced behind RAGit's back
+    (``doctor`` check ``store.canonical-files``). Reading never changes a file's mtime.
+    """
+    root = canonical_path(ws)
+    lines: list[str] = []
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and path.name != "LOCK":
+            info = path.stat()
+            lines.append(f"{path.relative_to(root).as_posix()}\0{info.st_size}\0{info.st_mtime_ns}")
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()[:32]
+
+
+def canonical_changed(ws: Workspace) -> bool | None:
+    """Whether the canonical collection files differ from the fingerprint of the last publish.
+
+    None when that cannot be judged: no fingerprint (nothing published yet, or published
+    before fingerprints existed), no collection, an unfinished transaction journal or a
+    half-done store replacement (recovering from those changes the files legitimately and
+    publishes again). The caller decides whether a writer may be at work.
+    """
+    meta = read_meta(ws)
+    expected = meta.extra.get("canonicalDigest") if meta is not None else None
+    if not expected or not canonical_path(ws).is_dir():
+        return None
+    if next_dir(ws).exists() or prev_dir(ws).exists():
+        return None
+    if any(s.classification != "completed" for s in scan_journals(ws)):
+        return None
+    return bool(canonical_digest(ws) != expected)
+
+
+def check_canonical_intact(ws: Workspace, lock: WriterLock) -> None:
+    """Refuse to write over canonical files that changed outside a RAGit write.
+
+    A writer that opened a damaged collection would publish the damage to every reader (a
+    damaged full-text index or id map opens without an error and changes the hits). Call it
+    under the writer lock before any recovery; it judges what :func:`canonical_changed` can.
+
+    Raises:
+        SnapshotStoreUnavailable: the files differ from the published fingerprint; its
+            recovery, ``ragit doctor``, names the store rebuild.
+        StoreWriteBusy: ``lock`` is no longer held.
+    """
+    lock.assert_held()
+    if canonical_changed(ws):
+        raise SnapshotStoreUnavailable(
+            None,
+            "the canonical store files changed outside a RAGit write (damaged or replaced); "
+            "nothing was written — rebuild the store from git",
+        )
+
+
+def publish(ws: Workspace, lock: WriterLock) -> StoreMeta:
+    """Publish the canonical store as the next generation and make its reader copy.
+
+    Order: copy the (closed) canonical files into the cache as ``<store>-<gen+1>`` (temp dir,
+    one read-only open, rename), then bump ``generation`` in ``meta.json`` atomically, then
+    prune copies older than the previous generation.
+
+    Raises:
+        StoreWriteBusy: ``lock`` is no longer held.
+        RuntimeError: a :class:`StoreWriter` of this store is still open in this process.
+        SnapshotStoreUnavailable: no store, or the reader copy could not be written.
+    """
+    lock.assert_held()
+    if canonical_path(ws).resolve() in open_writers:
+        raise RuntimeError("close the StoreWriter before publishing")
+    meta = read_meta(ws)
+    if meta is None or not canonical_path(ws).is_dir():
+        raise SnapshotStoreUnavailable(None, "there is no store to publish")
+    generation = meta.generation + 1
+    digest = canonical_digest(ws)
+    try:
+        made = make_copy(ws, meta.store_id, generation, replace=True)
+    except OSError as exc:
+        raise SnapshotStoreUnavailable(
+            None, f"cannot write the reader copy of the store ({exc.__class__.__name__})"
+        ) from exc
+    assert made is not None
+    _, count = made
+    faults.reach("publish-copied")
+    stamp = now_iso()
+    published = meta.evolve(
+        generation=generation,
+        chunk_count=count,
+        updated_at=stamp,
+        published_at=stamp,
+        extra={**meta.extra, "canonicalDigest": digest},
+    )
+    write_meta(ws, published)
+    faults.reach("publish-meta-written")
+    keep = {copy_name(meta.store_id, generation), copy_name(meta.store_id, generation - 1)}
+    prune_copies(ws, keep)
+    return published
