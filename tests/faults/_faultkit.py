@@ -194,7 +194,9 @@ def plant_raw_chunk(repo: RagitRepo, sha: str, path: str, text: str) -> str:
     from ragit.embed import build_embedder
     from ragit.ingest.rows import chunk_rows
     from ragit.snapshot.manifest import load_manifest, write_manifest
-    from ragit.store import StoreWriter, WriterLock, publish
+    from ragit.store.lock import WriterLock
+    from ragit.store.publishing import publish
+    from ragit.store.writer import StoreWriter
 
     ws = repo.ws
     cfg = load_config(ws)
@@ -341,7 +343,9 @@ def compare_answers(
 def _store_not_ready(repo: RagitRepo) -> str | None:
     """STORE_READ_BUSY at once when a query would wait 2 s for it (a writer's lock, no
     published copy); the store is shared, so every snapshot's query would get it."""
-    from ragit.store import StoreReader, inspect_lock, read_meta
+    from ragit.store.lock import inspect_lock
+    from ragit.store.meta import read_meta
+    from ragit.store.reader import StoreReader
 
     if inspect_lock(repo.ws).state == "missing":
         return None  # no writer to wait for: queries answer or fail at once
@@ -481,7 +485,7 @@ def run_scenario(
         obs.exit_code, stderr = run_fault(case, operation, fault, phase)
         obs.stderr = [line for line in stderr.splitlines() if line.startswith("[ragit]")]
         assert "Traceback" not in stderr, stderr
-    from ragit.store import inspect_lock
+    from ragit.store.lock import inspect_lock
 
     obs.lock = inspect_lock(case.repo.ws).state
     # Right after a fault readers may still be on the old generation or on the new one.

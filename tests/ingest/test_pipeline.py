@@ -453,7 +453,7 @@ def test_secrets_blocked_docs_are_skipped_and_quarantined_docs_are_stored_masked
     tmp_path: Path,
 ) -> None:
     """Contract §6/§7, UR §11: blocked docs never stored; quarantined ones masked; nothing leaks."""
-    from ragit.store import StoreReader
+    from ragit.store.reader import StoreReader
 
     repo = make_repo(tmp_path, "secrets")
     secrets = planted_secrets(repo)

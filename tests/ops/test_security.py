@@ -80,7 +80,9 @@ def _plant_legacy_chunks(repo: RagitRepo, path: str) -> list[str]:
     from ragit.embed import build_embedder
     from ragit.ingest.rows import chunk_rows
     from ragit.snapshot.manifest import load_manifest, write_manifest
-    from ragit.store import StoreWriter, WriterLock, publish
+    from ragit.store.lock import WriterLock
+    from ragit.store.publishing import publish
+    from ragit.store.writer import StoreWriter
 
     ws = repo.ws
     cfg = load_config(ws)
@@ -387,7 +389,7 @@ def test_purge_needs_init_and_the_writer_lock(tmp_path: Path) -> None:
     bare = make_repo(tmp_path, "docs-basic", init=False, name="bare")
     assert bare.ragit("security", "purge").error["code"] == "NOT_INITIALIZED"
     repo = indexed_repo(tmp_path, "docs-basic")
-    from ragit.store import WriterLock
+    from ragit.store.lock import WriterLock
 
     with WriterLock.acquire(repo.ws, command="test-holder", head_sha=None):
         busy = repo.ragit("security", "purge", "--target", "quarantine")

@@ -8,7 +8,11 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from ragit.store import ChunkRow, StoreMeta, StoreWriter, WriterLock, publish
+from ragit.store.lock import WriterLock
+from ragit.store.meta import StoreMeta
+from ragit.store.publishing import publish
+from ragit.store.rows import ChunkRow
+from ragit.store.writer import StoreWriter
 from ragit.workspace import Workspace
 
 DIMS = 8

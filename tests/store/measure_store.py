@@ -71,8 +71,13 @@ def median_ms(fn: Any, repeat: int) -> float:
 
 
 def measure_api(args: argparse.Namespace) -> dict[str, Any]:
-    from ragit.store import ChunkRow, Journal, StoreReader, StoreWriter, WriterLock, publish
     from ragit.store.copies import copies_root
+    from ragit.store.journal import Journal
+    from ragit.store.lock import WriterLock
+    from ragit.store.publishing import publish
+    from ragit.store.reader import StoreReader
+    from ragit.store.rows import ChunkRow
+    from ragit.store.writer import StoreWriter
     from ragit.workspace import Workspace
 
     texts = corpus_chunks(Path(args.corpus), args.n)
@@ -154,7 +159,7 @@ def measure_api(args: argparse.Namespace) -> dict[str, Any]:
         out["incr_total_store_ms"] = ms(time.perf_counter() - t0)
     # cold open in fresh processes (python start + imports excluded / included)
     code = (
-        "import time,sys; t0=time.perf_counter(); from ragit.store import StoreReader;"
+        "import time,sys; t0=time.perf_counter(); from ragit.store.reader import StoreReader;"
         "from ragit.workspace import Workspace; from ragit.store import _zvec; _zvec._zv();"
         "t1=time.perf_counter(); r=StoreReader.open_latest(Workspace(__import__('pathlib')"
         f".Path({str(ws.root)!r}))); t2=time.perf_counter(); r.close();"

@@ -12,8 +12,11 @@ from pathlib import Path
 import pytest
 
 from ragit.contract.errors import StoreReadBusy
-from ragit.store import StoreReader, inspect_lock, read_meta, scan_journals
 from ragit.store.copies import copies_root
+from ragit.store.journal_scan import scan_journals
+from ragit.store.lock import inspect_lock
+from ragit.store.meta import read_meta
+from ragit.store.reader import StoreReader
 from ragit.workspace import Workspace
 
 SHA_A, SHA_B, SHA_C = "a" * 40, "b" * 40, "c" * 40

@@ -12,18 +12,12 @@ from _store_helpers import DIMS, PROFILE, row, rows, write_and_publish
 
 from ragit._fs import atomic_write_text
 from ragit.contract.errors import IngestRecoveryRequired
-from ragit.store import (
-    PHASES,
-    Journal,
-    JournalState,
-    StoreReader,
-    StoreWriter,
-    Transaction,
-    WriterLock,
-    read_meta,
-    recover,
-    scan_journals,
-)
+from ragit.store.journal import Journal, Transaction, recover
+from ragit.store.journal_scan import PHASES, JournalState, scan_journals
+from ragit.store.lock import WriterLock
+from ragit.store.meta import read_meta
+from ragit.store.reader import StoreReader
+from ragit.store.writer import StoreWriter
 from ragit.workspace import Workspace
 
 SHA = "b" * 40

@@ -15,7 +15,7 @@ import pytest
 
 from ragit._lock import boot_id, process_start_time
 from ragit.contract.errors import StoreWriteBusy, StoreWriteLockStale
-from ragit.store import WriterLock, inspect_lock
+from ragit.store.lock import WriterLock, inspect_lock
 from ragit.workspace import Workspace
 
 

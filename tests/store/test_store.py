@@ -17,8 +17,12 @@ from ragit.contract.errors import (
     StoreReadBusy,
     StoreWriteBusy,
 )
-from ragit.store import StoreReader, StoreWriter, WriterLock, publish, read_meta
 from ragit.store.copies import copies_root, copy_path, make_copy
+from ragit.store.lock import WriterLock
+from ragit.store.meta import read_meta
+from ragit.store.publishing import publish
+from ragit.store.reader import StoreReader
+from ragit.store.writer import StoreWriter
 from ragit.workspace import Workspace
 
 

@@ -22,7 +22,10 @@ from _store_helpers import DIMS, PROFILE, row
 
 from ragit._fs import atomic_write_text
 from ragit.contract.errors import RagitError
-from ragit.store import Journal, StoreWriter, WriterLock, publish, recover
+from ragit.store.journal import Journal, recover
+from ragit.store.lock import WriterLock
+from ragit.store.publishing import publish
+from ragit.store.writer import StoreWriter
 from ragit.workspace import Workspace
 
 

@@ -184,7 +184,7 @@ def _check_store_profile(
 ) -> None:
     """A store holding another embedding profile must be migrated before any ingest."""
     from ragit.contract.errors import EmbeddingMigrationRequired
-    from ragit.store import read_meta
+    from ragit.store.meta import read_meta
 
     try:
         meta = read_meta(ws)
@@ -201,7 +201,8 @@ def _check_store_profile(
 
 
 def _dry_run_lock_blockers(ws: Workspace, data: dict[str, Any]) -> None:
-    from ragit.store import inspect_lock, scan_journals
+    from ragit.store.journal_scan import scan_journals
+    from ragit.store.lock import inspect_lock
 
     info = inspect_lock(ws)
     if info.state == "active":
@@ -228,7 +229,8 @@ def _dry_run_lock_blockers(ws: Workspace, data: dict[str, Any]) -> None:
 
 def _residue_left(ws: Workspace) -> bool:
     """Whether a crashed writer left a lock or an unfinished journal (read-only check)."""
-    from ragit.store import inspect_lock, scan_journals
+    from ragit.store.journal_scan import scan_journals
+    from ragit.store.lock import inspect_lock
 
     if inspect_lock(ws).state == "stale":
         return True
@@ -237,7 +239,8 @@ def _residue_left(ws: Workspace) -> bool:
 
 def _recover_residue(ws: Workspace, target: str) -> list[str]:
     """Take the writer lock only to recover a crashed writer's residue; returns warnings."""
-    from ragit.store import WriterLock, recover
+    from ragit.store.journal import recover
+    from ragit.store.lock import WriterLock
     from ragit.store.replace import recover_swap
 
     with WriterLock.acquire(ws, command="ingest", head_sha=target) as lock:
@@ -248,7 +251,8 @@ def _recover_residue(ws: Workspace, target: str) -> list[str]:
 
 def _count_missing(ws: Workspace, chunk_ids: list[str]) -> int:
     """How many of ``chunk_ids`` the published store lacks (read-only, via the reader copy)."""
-    from ragit.store import StoreReader, read_meta
+    from ragit.store.meta import read_meta
+    from ragit.store.reader import StoreReader
 
     if not chunk_ids:
         return 0
@@ -276,9 +280,12 @@ def _apply(
     from ragit import _faults as faults
     from ragit.contract.errors import EmbeddingMigrationRequired, IngestStoreWriteUnverified
     from ragit.snapshot.manifest import write_manifest
-    from ragit.store import Journal, StoreWriter, WriterLock, publish, read_meta, recover
+    from ragit.store.journal import Journal, recover
+    from ragit.store.lock import WriterLock
+    from ragit.store.meta import read_meta
+    from ragit.store.publishing import publish
     from ragit.store.replace import recover_swap
-    from ragit.store.writer import check_canonical_intact
+    from ragit.store.writer import StoreWriter, check_canonical_intact
 
     profile = embedder.profile.as_dict()
     with WriterLock.acquire(ws, command="ingest", head_sha=plan.target) as lock:

@@ -30,7 +30,7 @@ def decode_text(raw: bytes) -> tuple[str | None, str | None]:
 def chunk_rows(masked_text: str) -> list[Any]:
     """Store rows (without vectors) for the chunks of one masked document text."""
     from ragit.ingest.chunking import chunk_markdown, normalize_for_id
-    from ragit.store import ChunkRow
+    from ragit.store.rows import ChunkRow
 
     rows: list[Any] = []
     for chunk in chunk_markdown(masked_text):
@@ -68,7 +68,7 @@ def process_blob(git: GitRepo, path: str, blob_sha: str, cfg: RagitConfig) -> li
 def unit_rows(units: list[dict[str, Any]]) -> list[tuple[dict[str, Any], Any]]:
     """One store row per searchable artifact unit (texts are masked by the memory writers)."""
     from ragit.ingest.chunking import normalize_for_id
-    from ragit.store import ChunkRow
+    from ragit.store.rows import ChunkRow
 
     out: list[tuple[dict[str, Any], Any]] = []
     for unit in units:

@@ -154,7 +154,8 @@ class _Doctor:
         )
 
     def store(self) -> None:
-        from ragit.store import StoreReader, read_meta
+        from ragit.store.meta import read_meta
+        from ragit.store.reader import StoreReader
 
         try:
             meta = read_meta(self.ws)
@@ -206,7 +207,7 @@ class _Doctor:
             reader.close()
 
     def _canonical_files(self, meta: Any) -> None:
-        from ragit.store import inspect_lock
+        from ragit.store.lock import inspect_lock
         from ragit.store.writer import canonical_changed
 
         if not meta.extra.get("canonicalDigest") or inspect_lock(self.ws).state != "missing":
@@ -227,7 +228,8 @@ class _Doctor:
         )
 
     def writer(self) -> None:
-        from ragit.store import inspect_lock, scan_journals
+        from ragit.store.journal_scan import scan_journals
+        from ragit.store.lock import inspect_lock
 
         info = inspect_lock(self.ws)
         if info.state in ("missing", "active", "stale"):
@@ -262,7 +264,7 @@ class _Doctor:
             return
         from ragit.embed import build_embedder, resolve_profile
         from ragit.embed.profile import missing_credential
-        from ragit.store import read_meta
+        from ragit.store.meta import read_meta
 
         try:
             profile = resolve_profile(self.cfg.embedding)

@@ -185,7 +185,7 @@ def rebuild_store(
         StoreWriteBusy, StoreWriteLockStale: another writer holds the lock.
     """
     from ragit.embed import build_embedder
-    from ragit.store import WriterLock
+    from ragit.store.lock import WriterLock
     from ragit.store.replace import build_replacement, recover_swap, swap_in
 
     plan = plan_rebuild(ws)
@@ -241,7 +241,7 @@ def rebuild_store(
 
 def _close_out_journals(ws: Workspace) -> None:
     """After a full rebuild every manifest is consistent again: drop finished journals."""
-    from ragit.store import scan_journals
+    from ragit.store.journal_scan import scan_journals
 
     for state in scan_journals(ws):
         if state.classification in ("completed", "precommit-incomplete", "inconsistent"):

@@ -54,7 +54,8 @@ def _action(
 
 def _store_problem(ws: Workspace, *, wait_ms: int) -> str | None:
     from ragit.snapshot.manifest import list_manifest_shas, load_manifest
-    from ragit.store import StoreReader, read_meta
+    from ragit.store.meta import read_meta
+    from ragit.store.reader import StoreReader
 
     shas = list_manifest_shas(ws)
     if not shas:
@@ -90,7 +91,8 @@ def _store_problem(ws: Workspace, *, wait_ms: int) -> str | None:
 def plan_repair(ws: Workspace, requested: list[str]) -> list[dict[str, Any]]:
     """The repair plan (reads only)."""
     from ragit.ops.status import repository_status
-    from ragit.store import inspect_lock, scan_journals
+    from ragit.store.journal_scan import scan_journals
+    from ragit.store.lock import inspect_lock
 
     plan: list[dict[str, Any]] = []
     lock = inspect_lock(ws)
@@ -169,7 +171,8 @@ def _execute(
         from ragit.contract.errors import IngestRecoveryRequired
         from ragit.ops.rebuild import rebuild_store
         from ragit.snapshot.manifest import manifest_exists
-        from ragit.store import WriterLock, recover
+        from ragit.store.journal import recover
+        from ragit.store.lock import WriterLock
         from ragit.store.replace import recover_swap
 
         try:

@@ -138,7 +138,8 @@ def _audit_stale(ws: Workspace) -> list[dict[str, str]]:
 
 
 def _audit_store(ws: Workspace) -> list[dict[str, str]]:
-    from ragit.store import StoreReader, read_meta
+    from ragit.store.meta import read_meta
+    from ragit.store.reader import StoreReader
 
     try:
         if read_meta(ws) is None:

@@ -141,7 +141,7 @@ def plan_purge(
     ws: Workspace, cfg: RagitConfig, target: str, progress: Progress
 ) -> tuple[list[dict[str, Any]], _StorePlan | None, list[str]]:
     """What a purge of ``target`` would do (reads only): planned items, store plan, warnings."""
-    from ragit.store import read_meta
+    from ragit.store.meta import read_meta
 
     planned: list[dict[str, Any]] = []
     warnings: list[str] = []
@@ -321,7 +321,7 @@ def run_purge(
         StoreWriteBusy, StoreWriteLockStale: another writer holds the lock.
         SnapshotStoreUnavailable: the regenerated store failed verification (nothing swapped).
     """
-    from ragit.store import WriterLock
+    from ragit.store.lock import WriterLock
 
     if target not in TARGETS:
         raise ValueError(f"unknown purge target {target!r}")

@@ -84,7 +84,7 @@ def _dirty_candidates(ws: Workspace, dirty: dict[str, str]) -> list[str]:
 
 
 def _store_problem(ws: Workspace) -> str | None:
-    from ragit.store import read_meta
+    from ragit.store.meta import read_meta
 
     try:
         meta = read_meta(ws)
@@ -140,7 +140,7 @@ def repository_status(ws: Workspace) -> dict[str, Any]:
 
 
 def _store_block(ws: Workspace) -> dict[str, Any]:
-    from ragit.store import read_meta
+    from ragit.store.meta import read_meta
 
     try:
         meta = read_meta(ws)
@@ -164,7 +164,7 @@ def _embedding_block(ws: Workspace, cfg: Any) -> dict[str, Any]:
     """Configured profile, the store's profile, readiness and the cache (never calls a provider)."""
     import os
 
-    from ragit.store import read_meta
+    from ragit.store.meta import read_meta
 
     out: dict[str, Any] = {"configured": None, "store": None}
     try:
@@ -213,14 +213,14 @@ def _embedding_block(ws: Workspace, cfg: Any) -> dict[str, Any]:
 
 
 def _lock_block(ws: Workspace) -> dict[str, Any]:
-    from ragit.store import inspect_lock
+    from ragit.store.lock import inspect_lock
 
     info = inspect_lock(ws)
     return {"state": info.state, "owner": info.owner, "path": ws.relative(ws.lock_path)}
 
 
 def _transactions_block(ws: Workspace) -> dict[str, Any]:
-    from ragit.store import scan_journals
+    from ragit.store.journal_scan import scan_journals
 
     states = scan_journals(ws)
     pending = [s for s in states if s.classification != "completed"]

@@ -108,7 +108,8 @@ class Engine:
             SnapshotStoreUnavailable: no store, or no usable copy.
             StoreReadBusy: a writer is active and no copy exists yet.
         """
-        from ragit.store import StoreReader, read_meta
+        from ragit.store.meta import read_meta
+        from ragit.store.reader import StoreReader
 
         try:
             meta = read_meta(self.ws)

@@ -54,7 +54,7 @@ def run_migrate_embeddings(inv: Invocation) -> Outcome:
     """Handler for `ragit migrate embeddings`."""
     from ragit.embed import resolve_profile
     from ragit.ops.rebuild import plan_rebuild, rebuild_store
-    from ragit.store import read_meta
+    from ragit.store.meta import read_meta
 
     ws = inv.workspace()
     cfg = inv.config()
