@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ragit.contract.errors import InputInvalid
-from ragit.ingest.surface import (
+from ragit.snapshot.surface import (
     GlobSet,
     SurfaceMatcher,
     expand_braces,

@@ -33,7 +33,7 @@ def resolve_suite(ws: Workspace, ref: str, field: str) -> ArtifactRecord:
         if record is None:
             raise InputInvalid(field, "no harness suite with this id")
         return record
-    from ragit.ingest.surface import validate_repo_path
+    from ragit.snapshot.surface import validate_repo_path
 
     rel = validate_repo_path(ref, field)
     if not rel.startswith(".ragit/artifacts/harness/") or not rel.endswith(".json"):

@@ -1,6 +1,6 @@
 """Ingest: surface discovery, admission, doc types, chunking; planning and applying ingests.
 
-The text pipeline modules (:mod:`~ragit.ingest.surface`,
+The text pipeline modules (:mod:`~ragit.snapshot.surface`,
 :mod:`~ragit.ingest.doctype`, :mod:`~ragit.ingest.chunking`) are pure functions
 and import nothing heavy, so importing this package stays cheap. An ingest runs
 through :mod:`~ragit.ingest.request` (what is asked), :mod:`~ragit.ingest.plan`

@@ -283,9 +283,9 @@ def _apply(
     from ragit.store.journal import Journal, recover
     from ragit.store.lock import WriterLock
     from ragit.store.meta import read_meta
-    from ragit.store.publishing import publish
+    from ragit.store.publishing import check_canonical_intact, publish
     from ragit.store.replace import recover_swap
-    from ragit.store.writer import StoreWriter, check_canonical_intact
+    from ragit.store.writer import StoreWriter
 
     profile = embedder.profile.as_dict()
     with WriterLock.acquire(ws, command="ingest", head_sha=plan.target) as lock:

@@ -110,7 +110,7 @@ def _candidate_files(
     cfg: RagitConfig, tree: list[TreeFile], req: IngestRequest
 ) -> tuple[list[TreeFile], list[dict[str, str]], Callable[[str], bool]]:
     """Tree files selected by the request, the skipped ones, and the path predicate used."""
-    from ragit.ingest.surface import SurfaceMatcher, is_markdown
+    from ragit.snapshot.surface import SurfaceMatcher, is_markdown
 
     skipped: list[dict[str, str]] = []
     if req.mode == "partial":

@@ -53,7 +53,7 @@ class IngestRequest:
 
 def request_from_input(payload: IngestInput, *, dry_run: bool) -> IngestRequest:
     """Translate the JSON request into an :class:`IngestRequest`."""
-    from ragit.ingest.surface import split_globs
+    from ragit.snapshot.surface import split_globs
 
     files: list[str] = []
     if isinstance(payload.files, str):
@@ -77,7 +77,7 @@ def validate_request(req: IngestRequest) -> None:
     Raises:
         InputInvalid: several modes at once, or a glob/path that escapes the repository.
     """
-    from ragit.ingest.surface import validate_repo_glob, validate_repo_path
+    from ragit.snapshot.surface import validate_repo_glob, validate_repo_path
 
     chosen = [
         name

@@ -128,7 +128,7 @@ def target_dir(ws: Workspace, configured: str, key: str) -> Path:
         ConfigInvalid: the configured value is not a safe repo-relative path or
             points into ``.ragit``/``.git`` or (through a symlink) outside the repository.
     """
-    from ragit.ingest.surface import validate_repo_path
+    from ragit.snapshot.surface import validate_repo_path
 
     rel = ws.relative(ws.config_path)
     try:

@@ -61,7 +61,7 @@ def _instant(value: str) -> str:
 
 
 def _repo_path(value: str) -> str:
-    from ragit.ingest.surface import validate_repo_path
+    from ragit.snapshot.surface import validate_repo_path
 
     try:
         return validate_repo_path(value, "path")

@@ -208,7 +208,7 @@ class _Doctor:
 
     def _canonical_files(self, meta: Any) -> None:
         from ragit.store.lock import inspect_lock
-        from ragit.store.writer import canonical_changed
+        from ragit.store.publishing import canonical_changed
 
         if not meta.extra.get("canonicalDigest") or inspect_lock(self.ws).state != "missing":
             return  # published before fingerprints existed, or a writer is at work

@@ -202,9 +202,9 @@ def _decode(raw: bytes) -> str | None:
 
 def _audit_repo_docs(ws: Workspace, cfg: RagitConfig) -> list[dict[str, str]]:
     """Documents ``ragit ingest`` would consider at HEAD, judged by admission control."""
-    from ragit.ingest.surface import SurfaceMatcher, is_markdown
     from ragit.security.admission import evaluate
     from ragit.snapshot._git import GitRepo
+    from ragit.snapshot.surface import SurfaceMatcher, is_markdown
 
     git = GitRepo(ws.root)
     head = git.head().sha

@@ -93,7 +93,7 @@ def _cache_target(ws: Workspace, cfg: RagitConfig) -> tuple[Path | None, str | N
 
 
 def _residue_dirs(ws: Workspace) -> list[Path]:
-    from ragit.store.replace import next_dir, prev_dir
+    from ragit.store.meta import next_dir, prev_dir
 
     return [d for d in (next_dir(ws), prev_dir(ws)) if d.exists()]
 

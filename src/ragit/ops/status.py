@@ -71,7 +71,7 @@ def _snapshot_block(ws: Workspace, git: GitRepo, dirty: dict[str, str]) -> dict[
 def _dirty_candidates(ws: Workspace, dirty: dict[str, str]) -> list[str]:
     """Dirty paths on the implicit ingest surface (the ones that would block `ingest`)."""
     from ragit.config import load_config
-    from ragit.ingest.surface import SurfaceMatcher
+    from ragit.snapshot.surface import SurfaceMatcher
 
     if not dirty:
         return []

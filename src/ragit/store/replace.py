@@ -45,12 +45,9 @@ from ragit.store.publishing import publish
 from ragit.store.rows import ChunkRow
 from ragit.workspace import Workspace
 
-# next_dir and prev_dir are defined in ragit.store.meta and can still be imported from here.
 __all__ = [
     "COMPLETE_MARK",
     "build_replacement",
-    "next_dir",
-    "prev_dir",
     "recover_swap",
     "swap_in",
 ]

@@ -19,8 +19,8 @@ because readers never see the canonical files anyway:
   re-creating a copy from the canonical files notices any writer that touched them meanwhile.
 
 :func:`ragit.store.publishing.publish` turns the written rows into the next generation once the
-writer is closed. ``check_canonical_intact`` and ``canonical_changed`` are defined there and
-can still be imported from here.
+writer is closed; the canonical-file fingerprint (``check_canonical_intact``,
+``canonical_changed``) lives there too.
 """
 
 from __future__ import annotations
@@ -38,11 +38,11 @@ from ragit.store._zvec import MAX_BATCH, Collection
 from ragit.store.copies import canonical_path
 from ragit.store.lock import WriterLock
 from ragit.store.meta import SCHEMA_VERSION, StoreMeta, inline_limit, now_iso, read_meta, write_meta
-from ragit.store.publishing import canonical_changed, check_canonical_intact, open_writers
+from ragit.store.publishing import open_writers
 from ragit.store.rows import ChunkRow
 from ragit.workspace import Workspace
 
-__all__ = ["StoreWriter", "canonical_changed", "check_canonical_intact"]
+__all__ = ["StoreWriter"]
 
 # A full id scan costs ~2.2 us per stored row, a batched fetch ~12 us per asked id (zvec
 # 0.8.0, 18k rows): scan when the question covers a fifth of the store or more.

@@ -43,7 +43,7 @@ def run(inv: Invocation) -> Outcome:
         req = request_from_input(inv.read_input(IngestInput), dry_run=inv.dry_run)
     else:
         p = inv.params
-        from ragit.ingest.surface import split_globs
+        from ragit.snapshot.surface import split_globs
 
         req = IngestRequest(
             all=bool(p.get("all")),
