@@ -36,12 +36,15 @@ import json
 import os
 import socket
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from ragit._fs import atomic_write_bytes
+
+_POLL_S = 0.02  # how often a bounded wait for a flock retries
 
 LockState = Literal["missing", "active", "stale", "unknown"]
 OWNER_SCHEMA_VERSION = 1
@@ -187,15 +190,44 @@ def inspect(path: Path) -> LockInfo:
 
 
 @contextlib.contextmanager
-def guard(path: Path) -> Iterator[None]:
-    """Hold the ``flock`` on ``<path>.guard`` (creating the directory and the guard file)."""
+def flocked(
+    path: Path, *, wait_s: float | None = None, owner: dict[str, Any] | None = None
+) -> Iterator[None]:
+    """Hold an exclusive kernel ``flock`` on ``path`` (created, with its directory, if missing).
+
+    The one lock primitive: the kernel drops the lock when its holder exits, however it
+    exits, so it can never be left stale. ``wait_s=None`` blocks until the lock is free;
+    otherwise it polls every 20 ms and raises :class:`TimeoutError` after ``wait_s`` seconds.
+    ``owner``, if given, is written into the file once the lock is held (for diagnostics).
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path.with_name(path.name + GUARD_SUFFIX), os.O_RDWR | os.O_CREAT, 0o644)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        if wait_s is None:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        else:
+            deadline = time.monotonic() + wait_s
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        raise TimeoutError(str(path)) from None
+                    time.sleep(_POLL_S)
+        if owner is not None:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, json.dumps(owner).encode("utf-8"), 0)
         yield
     finally:
         os.close(fd)  # closing drops the flock
+
+
+@contextlib.contextmanager
+def guard(path: Path) -> Iterator[None]:
+    """Hold the ``flock`` on ``<path>.guard`` (creating the directory and the guard file)."""
+    with flocked(path.with_name(path.name + GUARD_SUFFIX)):
+        yield
 
 
 def take(path: Path, owner: dict[str, Any]) -> LockInfo:

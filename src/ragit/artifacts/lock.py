@@ -12,24 +12,20 @@ the lock is re-entrant, so a command can append events while it holds it.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import socket
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
 
+from ragit._lock import flocked
 from ragit.contract.errors import StoreWriteBusy
 from ragit.workspace import Workspace
 
 LOCK_NAME = "memory.lock"
 LOCK_WAIT_S = 10.0
-_POLL_S = 0.02
 
 _held: dict[str, int] = {}
-_held_files: dict[str, IO[bytes]] = {}
 _guard = threading.Lock()
 
 
@@ -41,11 +37,11 @@ def lock_path(ws: Workspace) -> Path:
 def memory_lock(ws: Workspace, *, wait_s: float = LOCK_WAIT_S) -> Iterator[None]:
     """Hold the exclusive memory writer lock (re-entrant within the process).
 
+    Built on :func:`ragit._lock.flocked`, the lock primitive the store's writer lock uses too.
+
     Raises:
         StoreWriteBusy: another process kept it for ``wait_s`` seconds.
     """
-    import fcntl
-
     path = lock_path(ws)
     key = str(path)
     with _guard:
@@ -61,32 +57,16 @@ def memory_lock(ws: Workspace, *, wait_s: float = LOCK_WAIT_S) -> Iterator[None]
             with _guard:
                 _held[key] -= 1
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle = open(path, "a+b")  # noqa: SIM115 - held across the yield
-    deadline = time.monotonic() + wait_s
-    try:
-        while True:
-            try:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise StoreWriteBusy("memory-busy", {"path": ws.relative(path)}) from None
-                time.sleep(_POLL_S)
-        owner = json.dumps({"pid": os.getpid(), "host": socket.gethostname()})
-        handle.seek(0)
-        handle.truncate()
-        handle.write(owner.encode("utf-8"))
-        handle.flush()
+    owner = {"pid": os.getpid(), "host": socket.gethostname()}
+    with contextlib.ExitStack() as stack:
+        try:
+            stack.enter_context(flocked(path, wait_s=wait_s, owner=owner))
+        except TimeoutError:
+            raise StoreWriteBusy("memory-busy", {"path": ws.relative(path)}) from None
         with _guard:
             _held[key] = 1
-            _held_files[key] = handle
         try:
             yield
         finally:
             with _guard:
                 _held.pop(key, None)
-                _held_files.pop(key, None)
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
-    finally:
-        handle.close()
