@@ -166,13 +166,14 @@ class McpInvalidInput(InvalidInputError):
     code = "MCP_INVALID_INPUT"
 
     def __init__(self, field: str | None = None, reason: str | None = None) -> None:
-        message = "MCP tool input is invalid."
+        message = "MCP tool input is invalid"
         if field:
             message = f"MCP tool input is invalid: {field}" + (f" ({reason})" if reason else "")
+        # No command fixes tool arguments: the advice is prose, so it is in the message.
         super().__init__(
-            message,
+            f"{message}. Correct the tool arguments and retry.",
             details={"field": field} if field else {},
-            recovery="Correct the tool arguments and retry.",
+            recovery=None,
         )
 
 
