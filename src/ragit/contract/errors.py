@@ -371,12 +371,12 @@ class McpRemoteEmbeddingCacheMiss(NotReadyError):
     code = "MCP_REMOTE_EMBEDDING_CACHE_MISS"
 
     def __init__(self, provider: str, model: str, missing_count: int) -> None:
+        # The command would repeat the question, which errors never carry: prose, in the message.
         super().__init__(
-            "The read-only remote embedding cache is incomplete.",
+            "The read-only remote embedding cache is incomplete. Run the same query with the "
+            "ragit CLI outside MCP to fill the cache, then retry.",
             details={"provider": provider, "model": model, "missingCount": missing_count},
-            recovery=(
-                "Run the same query with the ragit CLI outside MCP to fill the cache, then retry."
-            ),
+            recovery=None,
         )
 
 
