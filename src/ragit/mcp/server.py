@@ -8,8 +8,11 @@ it to the git root (exit 2 for a missing directory, 3 outside a repository);
 refuse a user cache inside the repository (exit 3: reader copies of the store
 live there); probe zvec (the rest of the early runtime guard, exit 3); install
 the write guard (:mod:`ragit.mcp.write_guard`). Then the official SDK's
-low-level server serves ``tools/list`` and ``tools/call`` over stdio until stdin
-closes. Nothing but JSON-RPC reaches stdout; logs go to stderr.
+low-level server serves ``tools/list`` and ``tools/call`` over our stdio
+transport (:mod:`ragit.mcp.transport`: every request gets one answer, even a
+malformed one, and all are answered before the exit at end of input) until stdin
+closes; SIGINT exits at once with 130. Nothing but JSON-RPC reaches stdout; logs
+go to stderr.
 
 The SDK validates ``tools/call`` params before any handler runs, so a call
 whose ``arguments`` is not an object (or whose ``name`` is not a string) would

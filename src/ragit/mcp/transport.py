@@ -201,7 +201,7 @@ class StdioTransport:
     def __init__(self, interrupted_exit: int = 130) -> None:
         self.interrupted_exit = interrupted_exit
         self.writing = False
-        self.interrupted = False
+        self._interrupted = threading.Event()  # set by the SIGINT handler
         self._broken = False
         self._eof = False
         self._pending: Counter[types.RequestId] = Counter()
@@ -220,7 +220,7 @@ class StdioTransport:
         event loop would wait for the tool call in progress and the thread blocked on
         stdin.
         """
-        self.interrupted = True
+        self._interrupted.set()
         if not self.writing:
             self._exit()
         # A client that stopped reading would hold the frame (and the exit) forever.
@@ -319,7 +319,7 @@ class StdioTransport:
 
     def _write(self, message: types.JSONRPCMessage) -> None:
         """Write one frame whole (``os.write`` until done); nothing once interrupted or broken."""
-        if self.interrupted or self._broken:
+        if self._interrupted.is_set() or self._broken:
             return
         data = memoryview(
             (message.model_dump_json(by_alias=True, exclude_unset=True) + "\n").encode("utf-8")
@@ -333,7 +333,7 @@ class StdioTransport:
             self._maybe_close()
         finally:
             self.writing = False
-        if self.interrupted:
+        if self._interrupted.is_set():
             self._exit()
 
 
