@@ -57,6 +57,27 @@ def test_unindexed_head_is_snapshot_not_indexed(
     assert not (root / ".ragit" / "store").exists()
 
 
+def test_uninitialized_repository_recovers_with_init(
+    tmp_path: Path, env: dict[str, str], start_server: StartServer
+) -> None:
+    """Issue 14 item 5: before `ragit init`, the recovery is `ragit init --yes`, not an
+    ingest (which would fail with NOT_INITIALIZED), in the error and in ragit_status."""
+    root = make_repo(tmp_path, env, init=False, ingest=False)
+    server = start_server(root, env)
+    for tool, args in (
+        ("ragit_query", {"question": "double entry"}),
+        ("ragit_context_pack", {"goal": "double entry"}),
+    ):
+        call = server.call(tool, args)
+        cli = cli_error(root, env, "query", "double entry")
+        assert_same_error(call, cli, "SNAPSHOT_NOT_INDEXED")
+        assert call.envelope["error"]["recovery"]["command"] == "ragit init --yes"
+    status = server.call("ragit_status", {})
+    assert status.envelope["data"]["initialized"] is False
+    assert status.envelope["data"]["snapshot"]["recovery"] == "ragit init --yes"
+    assert not (root / ".ragit").exists()
+
+
 def test_a_new_commit_after_ingest_names_the_indexed_ancestor(
     tmp_path: Path, env: dict[str, str], start_server: StartServer
 ) -> None:

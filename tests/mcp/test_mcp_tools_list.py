@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import jsonschema
@@ -114,12 +115,39 @@ def test_descriptions_tell_an_agent_when_to_call_and_how_to_recover(
     """Contract §11: descriptions are for an agent (which tool, scope/view, recovery)."""
     by_name = {t["name"]: t for t in listed}
     assert "{}" in by_name["ragit_status"]["description"]
+    assert "recovery" in by_name["ragit_status"]["description"]
+    assert "error.recovery.command" in by_name["ragit_query"]["description"]
+    assert "ragit_query" in by_name["ragit_context_pack"]["description"]
     for name in ("ragit_query", "ragit_context_pack"):
-        text = by_name[name]["description"]
-        for needle in ("SNAPSHOT_NOT_INDEXED", "MCP_INVALID_INPUT", "ragit doctor", "ragit ingest"):
-            assert needle in text, (name, needle)
         props = by_name[name]["inputSchema"]["properties"]
         assert "durable" in props["scope"]["description"]
         assert "truncated" in props["view"]["description"]
     assert "ragit_context_pack" in by_name["ragit_query"]["description"]
     assert "ragit_query" in by_name["ragit_context_pack"]["description"]
+
+
+def _descriptions(value: Any) -> list[str]:
+    if isinstance(value, dict):
+        own = [value["description"]] if isinstance(value.get("description"), str) else []
+        return own + [t for k, v in value.items() if k != "description" for t in _descriptions(v)]
+    if isinstance(value, list):
+        return [t for v in value for t in _descriptions(v)]
+    return []
+
+
+def test_tool_descriptions_cost_half_what_they_did(listed: list[dict[str, Any]]) -> None:
+    """Issue 14 item 6: every agent carries these in its context. Measured as characters/4:
+    the description strings of tools/list were 5,384 characters (~1,346 tokens) and what
+    a client puts in the agent's context (name, description, inputSchema) 6,983 (~1,745)."""
+    described = sum(len(t) for t in _descriptions(listed))
+    in_context = sum(
+        len(t["name"])
+        + len(t["description"])
+        + len(json.dumps(t["inputSchema"], separators=(",", ":")))
+        for t in listed
+    )
+    assert described <= 5_384 // 2, described
+    assert in_context <= 6_983 * 3 // 5, in_context
+    # No paragraph repeated across tools.
+    sentences = [s.strip() for t in listed for s in t["description"].split(". ") if len(s) > 40]
+    assert len(sentences) == len(set(sentences))

@@ -8,8 +8,11 @@ it to the git root (exit 2 for a missing directory, 3 outside a repository);
 refuse a user cache inside the repository (exit 3: reader copies of the store
 live there); probe zvec (the rest of the early runtime guard, exit 3); install
 the write guard (:mod:`ragit.mcp.write_guard`). Then the official SDK's
-low-level server serves ``tools/list`` and ``tools/call`` over stdio until stdin
-closes. Nothing but JSON-RPC reaches stdout; logs go to stderr.
+low-level server serves ``tools/list`` and ``tools/call`` over our stdio
+transport (:mod:`ragit.mcp.transport`: every request gets one answer, even a
+malformed one, and all are answered before the exit at end of input) until stdin
+closes; SIGINT exits at once with 130. Nothing but JSON-RPC reaches stdout; logs
+go to stderr.
 
 The SDK validates ``tools/call`` params before any handler runs, so a call
 whose ``arguments`` is not an object (or whose ``name`` is not a string) would
@@ -23,6 +26,7 @@ from __future__ import annotations
 import contextvars
 import dataclasses
 import logging
+import signal
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -32,6 +36,7 @@ from ragit import __version__
 
 if TYPE_CHECKING:
     from ragit.mcp.service import ToolResult, ToolService
+    from ragit.mcp.transport import StdioTransport
 
 PROG = "ragit-mcp"
 EXIT_USAGE = 2
@@ -189,6 +194,8 @@ def build_server(service: ToolService) -> Any:
     import mcp_types as types
     from mcp.server.lowlevel import Server
 
+    from ragit.mcp.transport import ArgumentProblem
+
     tools = [types.Tool.model_validate(d, by_name=False) for d in service.definitions()]
 
     async def list_tools(ctx: Any, params: Any) -> Any:
@@ -203,7 +210,15 @@ def build_server(service: ToolService) -> Any:
     async def reject_malformed(ctx: Any, call_next: Any) -> Any:
         if ctx.method != "tools/call":
             return await call_next(ctx)
-        problem = malformed_call(ctx.params)
+        flagged = ctx.request  # set by the transport for a call it repaired to pass on
+        if isinstance(flagged, ArgumentProblem):
+            problem: tuple[str | None, str, str] | None = (
+                flagged.tool,
+                flagged.field,
+                flagged.reason,
+            )
+        else:
+            problem = malformed_call(ctx.params)
         if problem is None:
             return await call_next(ctx)
         token = _MALFORMED.set(problem)
@@ -225,13 +240,18 @@ def build_server(service: ToolService) -> Any:
     return server
 
 
-async def serve_stdio(service: ToolService) -> None:
-    """Serve ``service`` over this process's stdin/stdout until stdin closes."""
-    from mcp.server.stdio import stdio_server
+async def serve_stdio(service: ToolService, transport: StdioTransport) -> None:
+    """Serve ``service`` over this process's stdin/stdout until stdin closes.
 
+    Every request received before end of input is answered first (see
+    :mod:`ragit.mcp.transport`).
+    """
     server = build_server(service)
-    async with stdio_server() as (read_stream, write_stream):
+
+    async def session(read_stream: Any, write_stream: Any) -> None:
         await server.run(read_stream, write_stream, server.create_initialization_options())
+
+    await transport.serve(session)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -257,6 +277,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     from ragit.mcp import write_guard
     from ragit.mcp.service import ToolService
+    from ragit.mcp.transport import StdioTransport
     from ragit.snapshot import manifest
 
     manifest.FREEZE_GC_AFTER_LOAD = False  # a long-lived process: keep collecting everything
@@ -268,10 +289,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     write_guard.install(root)
     service = ToolService(root)
+    transport = StdioTransport(EXIT_INTERRUPTED)
+    # SIGINT exits at once (130), or right after the frame being written. Installed
+    # before the event loop starts, so asyncio keeps it instead of its own handler, which
+    # only cancels the main task and then waits for the thread blocked on stdin.
+    signal.signal(signal.SIGINT, lambda _signum, _frame: transport.interrupt())
     try:
         import anyio
 
-        anyio.run(serve_stdio, service)
+        anyio.run(serve_stdio, service, transport)
     except KeyboardInterrupt:
         raise SystemExit(EXIT_INTERRUPTED) from None
     finally:

@@ -38,63 +38,40 @@ ANNOTATIONS: dict[str, Any] = {
 _CONTROL_CLASS = "\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f"
 TEXT_PATTERN = f"^[^{_CONTROL_CLASS}]*[^\\s{_CONTROL_CLASS}][^{_CONTROL_CLASS}]*$"
 
-_RECOVERY_TEXT = (
-    "Failures are results with isError true; read error.code and error.recovery.command. "
-    "MCP_INVALID_INPUT: fix the argument named in error.details.field. "
-    "SNAPSHOT_NOT_INDEXED: the commit has no index; ask the user to commit and run the "
-    "recovery command (for example `ragit ingest --all`) outside MCP, then retry. "
-    "SNAPSHOT_REF_INVALID / SNAPSHOT_REF_AMBIGUOUS: pass HEAD, a full SHA or a longer "
-    "unique prefix. SNAPSHOT_MANIFEST_INVALID / SNAPSHOT_STORE_UNAVAILABLE: ask the user "
-    "to run `ragit doctor --format json`. MCP_REMOTE_EMBEDDING_CACHE_MISS: the question "
-    "needs a remote embedding that is not cached; ask the user to run the same query "
-    "with the ragit CLI, then retry. STORE_READ_BUSY and MCP_INTERNAL_ERROR are "
-    "retryable once. This server never writes, ingests or repairs anything."
-)
-
 _SCOPE_TEXT = (
-    "Which knowledge to search: durable (default) = committed documents of the snapshot "
-    "(ADRs, PRDs, specs, plans, promoted memory); session, harness, evidence = reviewed "
-    "agent artifacts of that kind; all = everything."
+    "durable (default): committed documents; session, harness, evidence: reviewed agent "
+    "artifacts of that kind; all: everything."
 )
 _VIEW_TEXT = (
-    "Shape of each hit: minimal = path, section title, score, citation and a 120-character "
-    "excerpt; default = minimal plus vector/keyword scores and a 200-character excerpt; "
-    "full = the whole passage text instead of the excerpt (long texts are trimmed so a "
-    "result stays under 20,000 tokens; a trimmed hit has truncated: true)."
+    "Per hit: minimal = path, section, score, citation, 120-char excerpt; default = also "
+    "vector/keyword scores, 200-char excerpt; full = whole passage text (cut to keep a "
+    "result under 20,000 tokens: truncated: true)."
 )
 _AT_TEXT = (
-    "Snapshot to read instead of HEAD's: HEAD, a full 40-hex commit SHA, or a unique hex "
-    "prefix of at least 4 characters. Branch names, tags and rev expressions are refused. "
-    "The commit must have been indexed."
+    "Indexed commit to read instead of HEAD: a full SHA or a unique hex prefix (4+). "
+    "Not a branch or tag."
 )
 
 STATUS_DESCRIPTION = (
-    "Report this repository's RAGit state without changing anything: whether RAGit is "
-    "initialized, branch and HEAD, whether HEAD's snapshot is indexed and searchable "
-    "(data.searchReady, data.snapshot.status and its recovery command), the store, the "
-    "writer lock and pending transactions. Call it first in a session, or when a query "
-    "fails with SNAPSHOT_NOT_INDEXED or SNAPSHOT_STORE_UNAVAILABLE, to see what is wrong. "
-    "It takes no arguments: pass {}. It works on an uninitialized repository too and "
-    "never calls an embedding provider."
+    "This repository's RAGit state; changes nothing; pass {}. Says whether RAGit is "
+    "initialized, whether HEAD is indexed and searchable (data.searchReady; "
+    "data.snapshot.recovery is the command that fixes it), the store, the writer lock "
+    "and pending work. Call it first, or when a search fails."
 )
 
 QUERY_DESCRIPTION = (
-    "Search the repository's committed knowledge (ADRs, PRDs, specs, plans, promoted "
-    "memory) as of one exact git commit and get ranked hits, each with a citation "
-    "(path, section, commit SHA). Use it for a specific question ('why did we choose "
-    "X?', 'what does the spec say about Y?'); use ragit_context_pack instead when you "
-    "need a budgeted set of whole passages to read before a task. Results reflect the "
-    "indexed snapshot of HEAD (or `at`), never uncommitted edits; a warning says when "
-    "the working tree is dirty. Cite hits by citation.id and path. " + _RECOVERY_TEXT
+    "Search the committed knowledge (ADRs, PRDs, specs, plans, promoted memory) as of one "
+    "commit (HEAD's index, or `at`; uncommitted edits are not seen) for ranked hits with "
+    "citations; cite citation.id and path. For whole passages to read before a task, use "
+    "ragit_context_pack. On isError, the user should run error.recovery.command (if not "
+    "null) outside MCP: this server never writes."
 )
 
 CONTEXT_PACK_DESCRIPTION = (
-    "Assemble a token-budgeted, citation-diverse pack of whole passages for a goal, from "
-    "the repository's committed knowledge at one exact commit: it retrieves the 30 best "
-    "passages, skips duplicate citations, takes one passage per source first and fills "
-    "the rest of the budget in rank order; passages are never cut to fit (usedTokens <= "
-    "budget; a whitespace-word estimate). Use it before starting a task to load the "
-    "relevant decisions and specs; use ragit_query for a quick lookup. " + _RECOVERY_TEXT
+    "The passages relevant to a goal, within a token budget, from the committed knowledge "
+    "at one commit: best-ranked first, one per source before any second, never cut "
+    "(usedTokens <= budget). Use it before a task, ragit_query for a lookup. Failures: "
+    "as in ragit_query."
 )
 
 
@@ -135,19 +112,12 @@ STATUS_INPUT: dict[str, Any] = {
 QUERY_INPUT: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "question": _text(
-            "The question, in natural language (English, Korean or mixed). Required; "
-            "not blank; no control characters.",
-            MAX_TEXT_CHARS,
-        ),
+        "question": _text("The question (English, Korean or mixed).", MAX_TEXT_CHARS),
         "topK": {
             "type": "integer",
             "minimum": 1,
             "maximum": MCP_MAX_TOP_K,
-            "description": (
-                "How many hits to return, 1-50. Default: the repository's retrieval.top_k "
-                "(5 unless configured), capped at 50."
-            ),
+            "description": "Hits to return (default: retrieval.top_k, 5 unless set).",
         },
         "at": _text(_AT_TEXT, MAX_REF_CHARS),
         "scope": _scope(),
@@ -155,8 +125,7 @@ QUERY_INPUT: dict[str, Any] = {
         "explain": {
             "type": "boolean",
             "default": False,
-            "description": "Add scoreBreakdown to each hit (how the final score was made); "
-            "never changes the ranking.",
+            "description": "Add each hit's scoreBreakdown; the ranking is unchanged.",
         },
     },
     "required": ["question"],
@@ -166,18 +135,13 @@ QUERY_INPUT: dict[str, Any] = {
 CONTEXT_PACK_INPUT: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "goal": _text(
-            "What you are about to do, in natural language. Required; not blank; no "
-            "control characters.",
-            MAX_TEXT_CHARS,
-        ),
+        "goal": _text("What you are about to do.", MAX_TEXT_CHARS),
         "budget": {
             "type": "integer",
             "minimum": 1,
             "maximum": MCP_MAX_BUDGET,
             "default": DEFAULT_BUDGET,
-            "description": "Token budget for the passages, 1-32000 (whitespace words; "
-            f"default {DEFAULT_BUDGET}).",
+            "description": "Token budget for the passages.",
         },
         "at": _text(_AT_TEXT, MAX_REF_CHARS),
         "scope": _scope(),

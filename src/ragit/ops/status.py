@@ -49,6 +49,8 @@ def _snapshot_block(ws: Workspace, git: GitRepo, dirty: dict[str, str]) -> dict[
                 "uncommitted changes that block ingest"
             )
             block["recovery"] = "git add " + " ".join(candidates[:10]) + " && git commit"
+        if not ws.is_initialized():
+            block["recovery"] = "ragit init --yes"  # an ingest would fail with NOT_INITIALIZED
         return block
     except (SnapshotManifestInvalid, CorruptError) as exc:
         block["status"] = "invalid"

@@ -100,8 +100,11 @@ def _load_or_not_indexed(ws: Workspace, git: GitRepo, sha: str, *, head_selected
     try:
         return load_manifest(ws, sha)
     except FileNotFoundError:
-        raise SnapshotNotIndexed(
+        error = SnapshotNotIndexed(
             sha,
             nearest_indexed_ancestor=nearest_indexed_ancestor(ws, git, sha),
             head_selected=head_selected,
-        ) from None
+        )
+        if not ws.is_initialized():
+            error.recovery = "ragit init --yes"  # an ingest would fail with NOT_INITIALIZED
+        raise error from None

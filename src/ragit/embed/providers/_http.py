@@ -5,8 +5,9 @@ Failures that can heal — a timeout, a network or protocol error, HTTP 429 and
 5xx — are retried on the provider's schedule (UR §9.2) with jitter ×0.85–1.15;
 a ``Retry-After`` header (seconds or HTTP date) is a minimum that jitter only
 lengthens, and one longer than :data:`MAX_RETRY_AFTER_S` ends the call instead of
-stalling it. Everything else — other statuses, malformed JSON, a wrong shape —
-fails at once and is not retryable. Failure reasons are short codes
+stalling it. Everything else — other statuses, malformed JSON, a wrong shape, an
+answer over :data:`_MAX_RESPONSE_BYTES` (the body is streamed and reading stops at
+the cap) — fails at once and is not retryable. Failure reasons are short codes
 (``timeout``, ``http_503``, ``response_invalid: …``) and never contain input text,
 URLs or credentials. Redirects are not followed, so a credential never travels
 to a host the user did not configure.
@@ -134,7 +135,12 @@ class HttpEmbedder(Embedder):
             retry_after: float | None = None
             self.requests_sent += 1
             try:
-                response = client.post(url, content=body, headers=send_headers)
+                # Streamed: only a 2xx body is read, and only up to the size cap.
+                with client.stream("POST", url, content=body, headers=send_headers) as response:
+                    status = response.status_code
+                    if 200 <= status < 300:
+                        return self._decode(self._read_capped(response))
+                    retry_after = parse_retry_after(response.headers.get("Retry-After"))
             except httpx.TimeoutException:
                 reason = "timeout"
             except (httpx.NetworkError, httpx.RemoteProtocolError, httpx.ProxyError):
@@ -142,13 +148,9 @@ class HttpEmbedder(Embedder):
             except httpx.HTTPError as exc:
                 raise self.fail(f"request_error: {type(exc).__name__}") from None
             else:
-                status = response.status_code
-                if 200 <= status < 300:
-                    return self._decode(response)
                 reason = f"http_{status}"
                 if status != 429 and not 500 <= status <= 599:
                     raise self.fail(reason)
-                retry_after = parse_retry_after(response.headers.get("Retry-After"))
             if attempt >= len(delays):
                 raise self.fail(reason, retryable=True)
             if retry_after is not None and retry_after > MAX_RETRY_AFTER_S:
@@ -165,10 +167,27 @@ class HttpEmbedder(Embedder):
             return base * self._options.jitter(0.85, 1.15)
         return max(base, retry_after) * self._options.jitter(1.0, 1.15)
 
-    def _decode(self, response: httpx.Response) -> object:
-        content = response.content
-        if len(content) > _MAX_RESPONSE_BYTES:
+    def _read_capped(self, response: httpx.Response) -> bytes:
+        """The body of a streamed ``response``, refused as soon as it exceeds the cap.
+
+        A declared ``Content-Length`` over the cap is refused before reading; otherwise
+        reading stops at the first chunk past the cap (closing the response drops the
+        connection), so an oversized or endless answer never sits whole in memory.
+        """
+        cap = _MAX_RESPONSE_BYTES
+        declared = response.headers.get("Content-Length", "")
+        if declared.isascii() and declared.isdigit() and int(declared) > cap:
             raise self.fail("response_invalid: too large")
+        chunks: list[bytes] = []
+        size = 0
+        for chunk in response.iter_bytes():
+            size += len(chunk)
+            if size > cap:
+                raise self.fail("response_invalid: too large")
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    def _decode(self, content: bytes) -> object:
         try:
             return json.loads(content, parse_constant=_reject_constant)
         except _NonFinite:
