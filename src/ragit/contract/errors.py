@@ -166,14 +166,13 @@ class McpInvalidInput(InvalidInputError):
     code = "MCP_INVALID_INPUT"
 
     def __init__(self, field: str | None = None, reason: str | None = None) -> None:
-        message = "MCP tool input is invalid"
+        message = "MCP tool input is invalid."
         if field:
             message = f"MCP tool input is invalid: {field}" + (f" ({reason})" if reason else "")
-        # No command fixes tool arguments: the advice is prose, so it is in the message.
         super().__init__(
-            f"{message}. Correct the tool arguments and retry.",
+            message,
             details={"field": field} if field else {},
-            recovery=None,
+            recovery="Correct the tool arguments and retry.",
         )
 
 
@@ -371,12 +370,12 @@ class McpRemoteEmbeddingCacheMiss(NotReadyError):
     code = "MCP_REMOTE_EMBEDDING_CACHE_MISS"
 
     def __init__(self, provider: str, model: str, missing_count: int) -> None:
-        # The command would repeat the question, which errors never carry: prose, in the message.
         super().__init__(
-            "The read-only remote embedding cache is incomplete. Run the same query with the "
-            "ragit CLI outside MCP to fill the cache, then retry.",
+            "The read-only remote embedding cache is incomplete.",
             details={"provider": provider, "model": model, "missingCount": missing_count},
-            recovery=None,
+            recovery=(
+                "Run the same query with the ragit CLI outside MCP to fill the cache, then retry."
+            ),
         )
 
 
