@@ -27,7 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from conformance.engine import CaseError, CaseResult, FixtureCache, Impl, resolve_command, run_case
+from conformance.engine import CaseResult, run_case
+from conformance.environment import CaseError, Impl, resolve_command
+from conformance.fixture_cache import FixtureCache
 from conformance.suite import TARGETS, Case, Suite, SuiteError
 
 BAD_OUTCOMES = ("FAIL", "XPASS", "ERROR")

@@ -9,7 +9,9 @@ from typing import Any
 
 import pytest
 
-from conformance.engine import CaseResult, FixtureCache, Impl, run_case
+from conformance.engine import CaseResult, run_case
+from conformance.environment import Impl
+from conformance.fixture_cache import FixtureCache
 from conformance.runner import classify, main
 from conformance.suite import REPO_ROOT, Suite, load_case
 
