@@ -29,19 +29,53 @@ def _is_envelope(value: object) -> bool:
     return isinstance(value, dict) and "ok" in value and ("command" in value or "tool" in value)
 
 
+def _last_line_is_envelope(lines: list[str]) -> bool:
+    try:
+        return bool(lines) and _is_envelope(json.loads(lines[-1]))
+    except ValueError:
+        return False
+
+
+def _why_not_envelope(stdout: str) -> str:
+    """Say what stdout holds instead of exactly one JSON envelope."""
+    if not stdout.strip():
+        return "stdout: empty; expected one JSON envelope"
+    lines = stdout.rstrip("\n").split("\n")
+    if len(lines) > 1 and _last_line_is_envelope(lines):
+        return "stdout: text before the JSON envelope; expected the envelope alone"
+    return "stdout: not one JSON object; expected the JSON envelope alone"
+
+
+def _why_not_both(lines: list[str]) -> str:
+    """Say what is missing from a ``both``-format stdout (text, ``---``, envelope line)."""
+    if not any(line.strip() for line in lines):
+        return "stdout: empty; expected text, a `---` line, then the JSON envelope"
+    has_envelope = _last_line_is_envelope(lines)
+    if "---" not in lines:
+        if has_envelope:
+            return "stdout: no `---` line between the text and the JSON envelope"
+        return "stdout: no `---` line and no JSON envelope on the last line"
+    if not has_envelope:
+        return "stdout: the line after `---` is not one compact JSON envelope ending stdout"
+    return "stdout: the `---` line is not directly before the JSON envelope line"
+
+
 def parse_stdout(mode: str, stdout: str) -> tuple[Any, list[str]]:
-    """Check stdout against its mode; return the envelope it carries (if any) and problems."""
+    """Check stdout against its mode; return the envelope it carries (if any) and problems.
+
+    A problem says what is missing (the output itself goes to the case's excerpt).
+    """
     if mode == "any":
         return None, []
     if mode == "empty":
-        return None, [] if stdout == "" else [f"stdout: expected empty, got {stdout[:300]!r}"]
+        return None, [] if stdout == "" else ["stdout: expected nothing, got output"]
     if mode == "envelope":
         try:
             value = json.loads(stdout)
-        except ValueError as exc:
-            return None, [f"stdout: expected exactly one JSON envelope ({exc}): {stdout[:300]!r}"]
+        except ValueError:
+            return None, [_why_not_envelope(stdout)]
         if not isinstance(value, dict):
-            return None, [f"stdout: expected a JSON object, got {stdout[:300]!r}"]
+            return None, [f"stdout: a JSON {type(value).__name__}, not an envelope object"]
         return value, []
     if mode == "text":
         problems = []
@@ -50,7 +84,7 @@ def parse_stdout(mode: str, stdout: str) -> tuple[Any, list[str]]:
         else:
             try:
                 json.loads(stdout)
-                problems.append(f"stdout: expected human text, got JSON {stdout[:300]!r}")
+                problems.append("stdout: JSON where human text was expected")
             except ValueError:
                 pass
             for line in stdout.splitlines():
@@ -65,13 +99,10 @@ def parse_stdout(mode: str, stdout: str) -> tuple[Any, list[str]]:
         body = stdout[:-1] if stdout.endswith("\n") else stdout
         lines = body.split("\n")
         if len(lines) < 3 or lines[-2] != "---":
-            return None, [
-                "stdout: expected text, a '---' line and the envelope as the last line, "
-                f"got {stdout[-400:]!r}"
-            ]
+            return None, [_why_not_both(lines)]
         problems = []
         if not "\n".join(lines[:-2]).strip():
-            problems.append("stdout: the text before '---' is empty")
+            problems.append("stdout: no text before the `---` line")
         try:
             value = json.loads(lines[-1])
         except ValueError as exc:
@@ -82,15 +113,20 @@ def parse_stdout(mode: str, stdout: str) -> tuple[Any, list[str]]:
     return None, [f"stdout: unknown expectation {mode!r}"]
 
 
+def _first_line(text: str, limit: int = 80) -> str:
+    line = next((ln for ln in text.splitlines() if ln.strip()), "")
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
 def check_stderr(expect: Any, stderr: str) -> list[str]:
     """Compare stderr with ``empty``, ``nonEmpty`` or ``{"contains": [...]}``."""
     if expect == "empty" and stderr != "":
-        return [f"stderr: expected empty, got {stderr[:300]!r}"]
+        return [f"stderr: expected nothing, got {_first_line(stderr)!r}"]
     if expect == "nonEmpty" and not stderr.strip():
         return ["stderr: expected a message, got nothing"]
     if isinstance(expect, dict):
         return [
-            f"stderr: expected to contain {needle!r}, got {stderr[:300]!r}"
+            f"stderr: no {needle!r}"
             for needle in expect.get("contains", [])
             if needle not in stderr
         ]

@@ -212,8 +212,11 @@ def _setup(run: _Run, steps: list[dict[str, Any]]) -> None:
                 proc = run.run_argv(step, argv)
             expected = step.get("expectExit", 0)
             if proc.exit != expected:
+                shown = " ".join(str(word) for word in argv)
                 raise SetupFailed(
-                    f"{where} {kind} {argv!r}: expected exit {expected}; {_describe_proc(proc)}"
+                    f"{where} `{'git ' if kind == 'git' else ''}{shown}` exited {proc.exit}, "
+                    f"expected {expected}",
+                    _describe_proc(proc),
                 )
             if "capture" in step:
                 run.captures[step["capture"]] = _parse_captured(proc.stdout, where)
@@ -263,6 +266,10 @@ _SETUP_KINDS = ("run", "git", "write", "delete", "truncate", "mkdir", "symlink",
 class SetupFailed(Exception):
     """A setup step did not do what the case needs (a failure of the implementation or git)."""
 
+    def __init__(self, message: str, excerpt: str = "") -> None:
+        super().__init__(message)
+        self.excerpt = excerpt
+
 
 def _parse_captured(stdout: bytes, where: str) -> Any:
     text = stdout.decode("utf-8", "replace").strip()
@@ -308,6 +315,8 @@ def run_case(
         except SetupFailed as exc:
             result.status = "fail"
             result.reasons.append(f"setup failed: {exc}")
+            if exc.excerpt:
+                result.detail["excerpt"] = exc.excerpt
             return result
         result.reasons = _run_step(run, result)
         if result.reasons:
@@ -357,7 +366,7 @@ def _run_step(run: _Run, result: CaseResult) -> list[str]:
                     for p in match(mcp_expect["result"], outcome.result, _context(run))
                 ]
         if problems and outcome.stderr.strip():
-            problems.append(f"(server stderr: {outcome.stderr.strip()[-800:]!r})")
+            result.detail["excerpt"] = f"server stderr: {outcome.stderr.strip()[-800:]!r}"
     else:
         proc = run.run_argv(step, step["argv"])
         result.detail.update(
@@ -374,7 +383,7 @@ def _run_step(run: _Run, result: CaseResult) -> list[str]:
         envelope, stdout_problems = parse_stdout(expect.get("stdout", "any"), stdout)
         problems += stdout_problems
         if "stdoutMatches" in expect and not re.search(expect["stdoutMatches"], stdout, re.M):
-            problems.append(f"stdout: does not match /{expect['stdoutMatches']}/: {stdout[:200]!r}")
+            problems.append(f"stdout: nothing matches /{expect['stdoutMatches']}/")
         problems += check_stderr(expect.get("stderr"), stderr)
         problems += check_absent("stdout", expect.get("stdoutNotContains", []), stdout)
         problems += check_absent("stderr", expect.get("stderrNotContains", []), stderr)
@@ -397,7 +406,7 @@ def _run_step(run: _Run, result: CaseResult) -> list[str]:
         problems += check_fs(expect["fs"], fs_diff(before, fs_snapshot(run.repo)))
     problems += check_files(run.path, expect.get("files", []), ctx)
     if problems and "stdout" in result.detail:
-        problems.append(f"(process: {_describe_proc_detail(result.detail)})")
+        result.detail["excerpt"] = _describe_proc_detail(result.detail)
     return problems
 
 

@@ -12,7 +12,8 @@ import pytest
 from conformance.engine import CaseResult, run_case
 from conformance.environment import Impl
 from conformance.fixture_cache import FixtureCache
-from conformance.runner import classify, main
+from conformance.report import classify
+from conformance.runner import main
 from conformance.suite import REPO_ROOT, Suite, load_case
 
 CaseBuilder = Callable[..., dict[str, Any]]
@@ -85,7 +86,8 @@ def test_text_plus_envelope_needs_the_separator_line(
     bad = cli_case("nosep", ["nosep"], {"exit": 0, "stdout": "text+envelope"})
     result = _run(tmp_path, fixtures, bad, fake_cli)
     assert result.status == "fail"
-    assert result.reasons[0].startswith("stdout: expected text, a '---' line")
+    assert result.reasons == ["stdout: no `---` line between the text and the JSON envelope"]
+    assert "human text" in result.detail["excerpt"]
 
 
 def test_text_mode_rejects_an_envelope_on_stdout(
@@ -212,9 +214,8 @@ def test_failed_setup_step_fails_the_case(
     )
     result = _run(tmp_path, fixtures, data, fake_cli)
     assert result.status == "fail"
-    assert result.reasons[0].startswith(
-        "setup failed: setup[0] run ['fail']: expected exit 0; exit 3"
-    )
+    assert result.reasons == ["setup failed: setup[0] `fail` exited 3, expected 0"]
+    assert "operational error" in result.detail["excerpt"]
 
 
 def test_mcp_case_is_skipped_without_an_mcp_implementation(
@@ -297,7 +298,7 @@ def test_runner_exit_status_follows_the_burn_down(
 
     ef.write_text(json.dumps({"failing": "known gap"}), encoding="utf-8")
     report = tmp_path / "report.json"
-    assert main([*base, "--expected-failures", str(ef), "--json", str(report)]) == 0
+    assert main([*base, "--expected-failures", str(ef), "--json", str(report), "-v"]) == 0
     out = capsys.readouterr().out
     assert "PASS   cli/passing" in out and "XFAIL  cli/failing" in out
     outcomes = {
@@ -307,7 +308,9 @@ def test_runner_exit_status_follows_the_burn_down(
 
     ef.write_text(json.dumps({"failing": "known gap", "passing": "stale"}), encoding="utf-8")
     assert main([*base, "--expected-failures", str(ef)]) == 1
-    assert "XPASS  cli/passing" in capsys.readouterr().out
+    assert "- passing: [XPASS] passes now: remove its expected-failure entry" in (
+        capsys.readouterr().out
+    )
 
     ef.write_text(json.dumps({"failing": "known gap", "gone": "renamed case"}), encoding="utf-8")
     assert main([*base, "--expected-failures", str(ef)]) == 1
@@ -315,7 +318,7 @@ def test_runner_exit_status_follows_the_burn_down(
 
     assert main([*base, "--no-expected-failures", "--run", "pass*"]) == 0
     assert main([*base, "--no-expected-failures"]) == 1
-    assert "FAIL   cli/failing" in capsys.readouterr().out
+    assert "- failing: exit: expected 3, got 0" in capsys.readouterr().out
 
 
 def test_not_contains_expectations_catch_a_leaked_string(
