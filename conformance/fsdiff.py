@@ -83,7 +83,7 @@ def check_fs(expect: Any, diff: dict[str, list[str]]) -> list[str]:
     """Compare a filesystem diff with the case's ``fs`` expectation."""
     if expect == "unchanged":
         changes = [f"fs: {kind} {rel}" for kind, rels in diff.items() for rel in rels]
-        return [f"{c} (expected no change under the repository)" for c in changes]
+        return [f"{c}, expected no change" for c in changes]
     problems: list[str] = []
     allowed = [glob_regex(p) for p in expect.get("unchangedExcept", [])]
     wanted = {

@@ -113,7 +113,7 @@ def test_fs_unchanged_catches_a_rewrite_with_identical_bytes(
     )
     result = _run(tmp_path, fixtures, data, fake_cli)
     assert result.status == "fail"
-    assert result.reasons[0] == "fs: touched note.md (expected no change under the repository)"
+    assert result.reasons[0] == "fs: touched note.md, expected no change"
 
 
 def test_fs_object_form_requires_and_bounds_the_changes(
