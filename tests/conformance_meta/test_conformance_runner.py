@@ -366,3 +366,50 @@ def test_hostname_is_substituted_in_written_files(
         setup=[{"write": {"path": "h.txt", "content": "${HOSTNAME}"}}],
     )
     assert _run(tmp_path, fixtures, data, fake_cli).status == "pass"
+
+
+def test_level_selects_cases_and_junit_names_the_broken_requirement(
+    make_suite: Callable[..., Suite],
+    cli_case: CaseBuilder,
+    fake_cli: list[str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """--level contract runs only contract cases; JUnit failures carry the requirement id."""
+    import xml.etree.ElementTree as ET
+
+    requirements = [
+        {"id": "TST-001", "section": "0", "text": "A rule.", "status": "implemented"},
+        {
+            "id": "EXT-001",
+            "section": "0",
+            "level": "extension",
+            "text": "A choice.",
+            "status": "implemented",
+        },
+    ]
+    failing = cli_case("failing", ["status"], {"exit": 3, "stdout": "envelope"})
+    ext = cli_case(
+        "ext",
+        ["status"],
+        {"exit": 0, "stdout": "envelope"},
+        level="extension",
+        requirements=["EXT-001"],
+    )
+    suite = make_suite({"cli/failing.json": failing, "cli/ext.json": ext}, requirements)
+    base = ["--impl", " ".join(fake_cli), "--suite", str(suite.root), "-j", "1"]
+    junit = tmp_path / "junit.xml"
+    assert main([*base, "--level", "contract", "--junit", str(junit)]) == 1
+    out = capsys.readouterr().out
+    assert "RAGit conformance: 1 cases, level contract" in out
+    assert "TST-001  1 of 1 case  A rule." in out
+    root = ET.fromstring(junit.read_text(encoding="utf-8"))
+    assert root.get("tests") == "1" and root.get("failures") == "1"
+    failure = root.find("./testsuite/testcase/failure")
+    assert failure is not None and failure.get("type") == "TST-001"
+    assert failure.get("message") == "exit: expected 3, got 0"
+
+    assert main([*base, "--level", "extension", "--format", "junit"]) == 0
+    root = ET.fromstring(capsys.readouterr().out)
+    assert [c.get("name") for c in root.iter("testcase")] == ["ext"]
+    assert root.find("./testsuite/testcase").get("classname") == "cli.extension"  # type: ignore[union-attr]
