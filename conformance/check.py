@@ -3,9 +3,12 @@
 Checks that every case file is valid against ``case.schema.json`` (with
 ``jsonschema`` when it is installed), that ids are unique and equal their file
 stems, that fixtures exist, that goldens use only known matchers, that every
-cited requirement exists, that every implemented requirement is covered by a
-case that is expected to pass, and that every expected-failure entry names a
-case. Prints one line per problem and exits 1 when there is any.
+cited requirement exists, that a case's level follows its requirements and that
+a ``contract`` case pins only fields the contract names (``contract-fields.json``),
+that every implemented requirement is covered by a case that is expected to pass
+(a contract rule by a contract case) while no ``planned`` one is, that the files
+an out-of-suite requirement cites exist, and that every expected-failure entry
+names a case. Prints one line per problem and exits 1 when there is any.
 """
 
 from __future__ import annotations
@@ -17,12 +20,15 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
+from conformance.contract_fields import ContractFields
 from conformance.matchers import lint
-from conformance.suite import TARGETS, Case, Suite, SuiteError, load_case, read_json
+from conformance.suite import LEVELS, TARGETS, Case, Suite, SuiteError, load_case, read_json
 
 REQUIREMENT_ID = re.compile(r"^[A-Z]{2,5}-[0-9]{3}$")
-REQUIREMENT_KEYS = {"id", "section", "text", "status", "outOfSuite"}
+REQUIREMENT_KEYS = {"id", "section", "level", "text", "status", "outOfSuite"}
 STATUSES = ("implemented", "planned")
+# A repository path named in an outOfSuite note: a/b, a/b.py, a/, pyproject.toml.
+_CITED_PATH = re.compile(r"(?<![\w./-])(\.?[\w-]+(?:/[\w.-]*)+|[\w-]+\.(?:py|toml|json|md|ya?ml))")
 
 
 def _schema_validator(suite: Suite) -> tuple[Any, list[str]]:
@@ -113,7 +119,7 @@ def _requirement_problems(
         if not isinstance(req, dict):
             problems.append(f"{where}: requirements[{index}] is not an object")
             continue
-        missing = {"id", "section", "text", "status"} - set(req)
+        missing = {"id", "section", "level", "text", "status"} - set(req)
         extra = set(req) - REQUIREMENT_KEYS
         if missing or extra:
             problems.append(
@@ -129,26 +135,96 @@ def _requirement_problems(
             problems.append(f"{where}: {rid}: status must be one of {list(STATUSES)}")
         if not isinstance(req.get("text"), str) or not req.get("text", "").strip():
             problems.append(f"{where}: {rid}: text must be a non-empty string")
-        if "outOfSuite" in req and not str(req["outOfSuite"]).strip():
-            problems.append(f"{where}: {rid}: outOfSuite must say where the rule is verified")
+        if req.get("level") not in LEVELS:
+            problems.append(f"{where}: {rid}: level must be one of {list(LEVELS)}")
+        if "outOfSuite" in req:
+            problems += [
+                f"{where}: {rid}: {p}" for p in _cited_files(suite, str(req["outOfSuite"]))
+            ]
         by_id[rid] = req
-    cited: dict[str, list[str]] = defaultdict(list)
+    cited: dict[str, list[Case]] = defaultdict(list)
     for case in cases:
-        for rid in case.data.get("requirements", []) or []:
-            cited[rid].append(case.id)
+        for rid in case.requirements:
+            cited[rid].append(case)
             if rid not in by_id:
                 problems.append(f"{_rel(suite, case.path)}: unknown requirement {rid!r}")
+        problems += _level_problems(suite, case, by_id)
     for rid, req in by_id.items():
+        passing = sorted(c.id for c in cited.get(rid, []) if c.id not in expected)
+        if req.get("status") == "planned" and passing:
+            problems.append(
+                f"{where}: planned requirement {rid} has cases expected to pass "
+                f"({', '.join(passing[:3])}{', ...' if len(passing) > 3 else ''}); "
+                "mark it implemented"
+            )
         if req.get("status") != "implemented" or "outOfSuite" in req:
             continue
         covering = cited.get(rid, [])
         if not covering:
             problems.append(f"{where}: implemented requirement {rid} has no case")
-        elif all(case_id in expected for case_id in covering):
+        elif not passing:
             problems.append(
                 f"{where}: implemented requirement {rid} is covered only by expected failures "
-                f"({', '.join(sorted(covering))}); mark it planned or fix the cases"
+                f"({', '.join(sorted(c.id for c in covering))}); mark it planned or fix the cases"
             )
+        elif req.get("level") == "contract" and not any(
+            c.level == "contract" and c.id not in expected for c in covering
+        ):
+            problems.append(
+                f"{where}: contract requirement {rid} is covered only by extension cases; "
+                "add a contract case (pinning only what the contract names)"
+            )
+    return problems
+
+
+def _level_problems(suite: Suite, case: Case, by_id: dict[str, dict[str, Any]]) -> list[str]:
+    """A case's level is its first requirement's; a contract case cites only contract rules."""
+    where = _rel(suite, case.path)
+    levels = [by_id[rid].get("level") for rid in case.requirements if rid in by_id]
+    if not levels or case.data.get("level") not in LEVELS:
+        return []
+    if levels[0] != case.level:
+        return [
+            f"{where}: level {case.level!r} differs from its first requirement's "
+            f"({case.primary_requirement} is {levels[0]!r})"
+        ]
+    if case.level == "contract" and "extension" in levels:
+        return [f"{where}: a contract case cites an extension requirement; make it extension"]
+    return []
+
+
+def _cited_files(suite: Suite, note: str) -> list[str]:
+    """Files and workflows an out-of-suite note cites that do not exist."""
+    base = suite.root.parent
+    cited = [rel.rstrip(".") for rel in _CITED_PATH.findall(note)]
+    problems = [
+        f"outOfSuite cites {rel!r}, which does not exist"
+        for rel in cited
+        if not (base / rel).exists()
+    ]
+    if re.search(r"\bworkflow", note, re.IGNORECASE) and not any(
+        rel.startswith(".github/workflows/") and (base / rel).is_file() for rel in cited
+    ):
+        problems.append("outOfSuite cites a workflow but names no existing .github/workflows/ file")
+    return problems
+
+
+def _field_problems(suite: Suite, cases: list[Case]) -> list[str]:
+    """Contract cases whose envelope goldens pin fields the contract does not name."""
+    where = _rel(suite, suite.contract_fields_path)
+    try:
+        fields, problems = ContractFields.from_json(read_json(suite.contract_fields_path))
+    except SuiteError as exc:
+        return [str(exc)]
+    problems = [f"{where}: {p}" for p in problems]
+    for case in cases:
+        expect = case.data.get("expect")
+        if case.level != "contract" or not isinstance(expect, dict):
+            continue
+        problems += [
+            f"{_rel(suite, case.path)}: expect.envelope {p} (make the case extension)"
+            for p in fields.unnamed(expect.get("envelope"))
+        ]
     return problems
 
 
@@ -191,6 +267,7 @@ def check_suite(suite: Suite) -> list[str]:
         problems.append(str(exc))
         requirements = []
     problems += _requirement_problems(suite, requirements, cases, expected)
+    problems += _field_problems(suite, cases)
     return problems
 
 
@@ -200,10 +277,12 @@ def summary(suite: Suite) -> str:
     per_target = Counter(case.target for case in cases)
     reqs = suite.load_requirements()
     statuses = Counter(r.get("status") for r in reqs)
+    levels = Counter(case.level for case in cases)
     out_of_suite = sum(1 for r in reqs if "outOfSuite" in r)
     targets = ", ".join(f"{t} {per_target.get(t, 0)}" for t in TARGETS)
     return (
-        f"ok: {len(cases)} cases ({targets}); {len(reqs)} requirements "
+        f"ok: {len(cases)} cases ({targets}; {levels.get('contract', 0)} contract, "
+        f"{levels.get('extension', 0)} extension); {len(reqs)} requirements "
         f"({statuses.get('implemented', 0)} implemented, {statuses.get('planned', 0)} planned, "
         f"{out_of_suite} verified outside the suite); "
         f"{len(suite.load_expected_failures())} expected failures"

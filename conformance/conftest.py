@@ -17,7 +17,9 @@ from typing import Any
 
 import pytest
 
-from conformance.engine import FixtureCache, Impl, run_case
+from conformance.engine import run_case
+from conformance.environment import Impl
+from conformance.fixture_cache import FixtureCache
 from conformance.suite import TARGETS, Case, Suite, load_case
 
 SUITE = Suite()

@@ -3,14 +3,18 @@
 Usage::
 
     python -m conformance.runner --impl "ragit" [--mcp-impl "ragit-mcp"]
-        [--run GLOB]... [--skip GLOB]... [--target cli,snapshot,...]
-        [--expected-failures PATH | --no-expected-failures]
-        [--json report.json] [-j N] [--keep] [--pass-env NAME]... [-v]
+        [--level contract|extension|all] [--run GLOB]... [--skip GLOB]...
+        [--target cli,snapshot,...] [--expected-failures PATH | --no-expected-failures]
+        [--format text|json|junit] [--json PATH] [--junit PATH]
+        [-j N] [--keep] [--pass-env NAME]... [-v]
 
-Each case prints one line: PASS, FAIL, XFAIL (a failure listed in the expected
-failures), XPASS (a listed case that now passes: the entry is stale and must be
-removed), SKIP or ERROR (the case could not run). The exit status is 0 only when
-there is no FAIL, XPASS or ERROR and every expected-failure entry names a case.
+Each case ends as PASS, FAIL, XFAIL (a failure listed in the expected failures),
+XPASS (a listed case that now passes: the entry is stale and must be removed),
+SKIP or ERROR (the case could not run). The console report (conformance.report)
+gives the outcomes per target and level and the failures grouped by requirement;
+``-v`` also prints every case as it finishes, with its full reasons and output.
+The exit status is 0 only when there is no FAIL, XPASS or ERROR and every
+expected-failure entry names a case.
 """
 
 from __future__ import annotations
@@ -20,39 +24,24 @@ import fnmatch
 import json
 import os
 import sys
-from collections import Counter
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from conformance.engine import CaseError, CaseResult, FixtureCache, Impl, resolve_command, run_case
-from conformance.suite import TARGETS, Case, Suite, SuiteError
-
-BAD_OUTCOMES = ("FAIL", "XPASS", "ERROR")
-
-
-@dataclass
-class Judged:
-    """A case result with its final outcome after applying the expected failures."""
-
-    case: Case
-    result: CaseResult
-    outcome: str
-    expected_reason: str | None = None
-
-
-def classify(result: CaseResult, expected: dict[str, str]) -> str:
-    """The outcome of a case: PASS, FAIL, XFAIL, XPASS, SKIP or ERROR."""
-    listed = result.case_id in expected
-    if result.status == "skip":
-        return "SKIP"
-    if result.status == "error":
-        return "ERROR"
-    if result.status == "pass":
-        return "XPASS" if listed else "PASS"
-    return "XFAIL" if listed else "FAIL"
+from conformance.engine import CaseResult, run_case
+from conformance.environment import CaseError, Impl, resolve_command
+from conformance.fixture_cache import FixtureCache
+from conformance.report import (
+    BAD_OUTCOMES,
+    Judged,
+    case_lines,
+    classify,
+    console,
+    json_report,
+    junit_report,
+)
+from conformance.suite import LEVELS, TARGETS, Case, Suite, SuiteError
 
 
 def select(
@@ -60,8 +49,9 @@ def select(
     run: list[str] | None = None,
     skip: list[str] | None = None,
     targets: list[str] | None = None,
+    level: str = "all",
 ) -> list[Case]:
-    """Filter cases by id globs (matched against ``id`` and ``target/id``) and targets."""
+    """Filter cases by id globs (matched against ``id`` and ``target/id``), targets, level."""
 
     def hit(case: Case, globs: list[str]) -> bool:
         names = (case.id, f"{case.target}/{case.id}")
@@ -70,6 +60,8 @@ def select(
     chosen = []
     for case in cases:
         if targets and case.target not in targets:
+            continue
+        if level != "all" and case.level != level:
             continue
         if run and not hit(case, run):
             continue
@@ -111,66 +103,6 @@ def run_cases(
     return judged
 
 
-def format_line(item: Judged, verbose: bool = False) -> str:
-    """The report line(s) of one judged case."""
-    head = f"{item.outcome:<6} {item.case.target}/{item.case.id}  ({item.result.duration:.1f}s)"
-    lines = [head]
-    if item.outcome == "XPASS":
-        lines.append(
-            f"    - stale expected failure ({item.expected_reason}): the case passes now; "
-            "remove it from the expected failures"
-        )
-    elif item.outcome in ("FAIL", "ERROR") or (verbose and item.outcome in ("XFAIL", "SKIP")):
-        if item.outcome == "XFAIL":
-            lines.append(f"    expected failure: {item.expected_reason}")
-        lines += [f"    - {reason}" for reason in item.result.reasons]
-    if "tmp" in item.result.detail:
-        lines.append(f"    kept: {item.result.detail['tmp']}")
-    return "\n".join(lines)
-
-
-def summary(judged: list[Judged], stale: list[str]) -> str:
-    """One line of counts, plus the stale expected-failure ids."""
-    counts = Counter(item.outcome for item in judged)
-    parts = [
-        f"{counts.get(name, 0)} {label}"
-        for name, label in (
-            ("PASS", "passed"),
-            ("FAIL", "failed"),
-            ("XFAIL", "expected failures"),
-            ("XPASS", "stale expected failures"),
-            ("SKIP", "skipped"),
-            ("ERROR", "errors"),
-        )
-    ]
-    text = f"{len(judged)} cases: " + ", ".join(parts)
-    if stale:
-        text += "\nexpected-failure entries that name no case: " + ", ".join(stale)
-    return text
-
-
-def report(judged: list[Judged], stale: list[str], impl: Impl) -> dict[str, Any]:
-    """The ``--json`` report."""
-    return {
-        "impl": list(impl.cli),
-        "mcpImpl": list(impl.mcp) if impl.mcp else None,
-        "summary": dict(Counter(item.outcome for item in judged)),
-        "unknownExpectedFailures": stale,
-        "cases": [
-            {
-                "id": item.case.id,
-                "target": item.case.target,
-                "outcome": item.outcome,
-                "expectedFailure": item.expected_reason,
-                "reasons": item.result.reasons,
-                "durationMs": round(item.result.duration * 1000),
-                "detail": item.result.detail,
-            }
-            for item in judged
-        ],
-    }
-
-
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m conformance.runner",
@@ -183,13 +115,32 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--target", help=f"comma-separated subset of {','.join(TARGETS)}")
     parser.add_argument("--expected-failures", type=Path, metavar="PATH")
     parser.add_argument("--no-expected-failures", action="store_true")
+    parser.add_argument(
+        "--level",
+        choices=[*LEVELS, "all"],
+        default="all",
+        help="contract: only rules of the contract; extension: only this implementation's "
+        "documented choices; all (default): both, reported separately",
+    )
+    parser.add_argument(
+        "--format",
+        choices=["text", "json", "junit"],
+        default="text",
+        help="what stdout carries: the console report (default), the JSON or the JUnit report",
+    )
     parser.add_argument("--json", type=Path, metavar="PATH", help="write a JSON report")
+    parser.add_argument("--junit", type=Path, metavar="PATH", help="write a JUnit XML report")
     parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--keep", action="store_true", help="keep each case's temp directory")
     parser.add_argument("--pass-env", action="append", default=[], metavar="NAME")
     parser.add_argument("--suite", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--fixtures", type=Path, help=argparse.SUPPRESS)
-    parser.add_argument("-v", "--verbose", action="store_true")
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="print every case as it finishes, with its full reasons and output excerpt",
+    )
     return parser
 
 
@@ -223,8 +174,15 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: implementation command not found: {command[0]}", file=sys.stderr)
             return 2
     stale = stale_entries(expected, all_cases)
-    cases = select(all_cases, args.run, args.skip, targets)
+    cases = select(all_cases, args.run, args.skip, targets, args.level)
     fixtures = FixtureCache(suite.fixture_builder)
+    try:
+        requirements = {
+            str(req.get("id")): str(req.get("text", "")) for req in suite.load_requirements()
+        }
+    except SuiteError:
+        requirements = {}
+    progress = _Progress(len(cases), args.verbose and args.format == "text")
     try:
         judged = run_cases(
             cases,
@@ -234,17 +192,50 @@ def main(argv: list[str] | None = None) -> int:
             jobs=args.jobs,
             keep=args.keep,
             pass_env=tuple(args.pass_env),
-            on_result=lambda item: print(format_line(item, args.verbose), flush=True),
+            on_result=progress,
         )
     finally:
         fixtures.close()
-    print(summary(judged, stale))
+        progress.done()
+    if args.format == "json":
+        print(json.dumps(json_report(judged, stale, impl), indent=2))
+    elif args.format == "junit":
+        print(junit_report(judged, stale), end="")
+    else:
+        level = args.level
+        print(console(judged, stale, impl, requirements, level=level, verbose=args.verbose))
     if args.json is not None:
         args.json.write_text(
-            json.dumps(report(judged, stale, impl), indent=2) + "\n", encoding="utf-8"
+            json.dumps(json_report(judged, stale, impl), indent=2) + "\n", encoding="utf-8"
         )
+    if args.junit is not None:
+        args.junit.write_text(junit_report(judged, stale), encoding="utf-8")
     bad = any(item.outcome in BAD_OUTCOMES for item in judged)
     return 1 if bad or stale else 0
+
+
+class _Progress:
+    """Reports each finished case: its full lines with ``-v``, else a counter on a terminal."""
+
+    def __init__(self, total: int, verbose: bool) -> None:
+        self.total = total
+        self.verbose = verbose
+        self.seen = 0
+        self.live = not verbose and sys.stderr.isatty()
+
+    def __call__(self, item: Judged) -> None:
+        self.seen += 1
+        if self.verbose:
+            print(case_lines(item, verbose=True), flush=True)
+        elif self.live:
+            name = f"{item.case.target}/{item.case.id}"[:60]
+            sys.stderr.write(f"\r[{self.seen}/{self.total}] {name:<60}")
+            sys.stderr.flush()
+
+    def done(self) -> None:
+        if self.live and self.seen:
+            sys.stderr.write("\r" + " " * 80 + "\r")
+            sys.stderr.flush()
 
 
 if __name__ == "__main__":

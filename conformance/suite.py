@@ -15,6 +15,7 @@ from typing import Any
 SUITE_ROOT = Path(__file__).resolve().parent
 REPO_ROOT = SUITE_ROOT.parent
 TARGETS = ("snapshot", "store", "embed", "memory", "cli", "mcp")
+LEVELS = ("contract", "extension")
 
 
 class SuiteError(Exception):
@@ -33,6 +34,22 @@ class Case:
     @property
     def title(self) -> str:
         return str(self.data.get("title", ""))
+
+    @property
+    def level(self) -> str:
+        """``contract`` or ``extension`` (a case without a valid level counts as contract)."""
+        return "extension" if self.data.get("level") == "extension" else "contract"
+
+    @property
+    def requirements(self) -> list[str]:
+        """The cited requirement ids, the primary one (failures are reported under it) first."""
+        raw = self.data.get("requirements")
+        return [r for r in raw if isinstance(r, str)] if isinstance(raw, list) else []
+
+    @property
+    def primary_requirement(self) -> str:
+        """The first cited requirement id, or ``"-"`` for a case that cites none."""
+        return self.requirements[0] if self.requirements else "-"
 
     @property
     def uses_mcp(self) -> bool:
@@ -62,6 +79,10 @@ class Suite:
     @property
     def requirements_path(self) -> Path:
         return self.root / "requirements.json"
+
+    @property
+    def contract_fields_path(self) -> Path:
+        return self.root / "contract-fields.json"
 
     @property
     def expected_failures_path(self) -> Path:

@@ -117,6 +117,7 @@ def make_suite(tmp_path: Path) -> SuiteFactory:
         cases: dict[str, dict[str, Any]],
         requirements: list[dict[str, Any]] | None = None,
         expected: dict[str, str] | None = None,
+        contract_fields: dict[str, Any] | None = None,
     ) -> Suite:
         root = tmp_path / "suite"
         root.mkdir()
@@ -124,9 +125,12 @@ def make_suite(tmp_path: Path) -> SuiteFactory:
         reqs = requirements or [
             {"id": "TST-001", "section": "0", "text": "A test rule.", "status": "implemented"}
         ]
+        reqs = [{"level": "contract", **req} for req in reqs]
         (root / "requirements.json").write_text(
             json.dumps({"requirements": reqs}), encoding="utf-8"
         )
+        fields = contract_fields or {"data": {}, "errorDetails": {}}
+        (root / "contract-fields.json").write_text(json.dumps(fields), encoding="utf-8")
         (root / "expected-failures.json").write_text(json.dumps(expected or {}), encoding="utf-8")
         for rel, data in cases.items():
             path = root / "cases" / rel
@@ -143,6 +147,7 @@ def _cli_case(
     data: dict[str, Any] = {
         "id": case_id,
         "title": f"case {case_id}",
+        "level": "contract",
         "requirements": ["TST-001"],
         "fixture": "empty",
         "step": {"argv": argv},

@@ -79,7 +79,7 @@ def test_implemented_requirements_need_a_passing_case(
             "section": "0",
             "text": "Elsewhere.",
             "status": "implemented",
-            "outOfSuite": "tests/unit",
+            "outOfSuite": "Verified by the platform matrix of CI.",
         },
         {"id": "TST-006", "section": "0", "text": "Bad status.", "status": "done"},
     ]
@@ -113,3 +113,103 @@ def test_checker_command_exits_nonzero_with_the_list(
     fine.rename(fine.with_name("y.json"))
     assert main(["--suite", str(suite.root)]) == 0
     assert capsys.readouterr().out.startswith("ok: 1 cases")
+
+
+def test_planned_requirement_with_passing_cases_fails(
+    make_suite: Callable[..., Suite], cli_case: Callable[..., dict[str, Any]]
+) -> None:
+    """A planned rule that a case expected to pass covers must be implemented (suite rule)."""
+    requirements = [
+        {"id": "TST-001", "section": "0", "text": "Planned, passing.", "status": "planned"},
+        {"id": "TST-002", "section": "0", "text": "Planned, xfail.", "status": "planned"},
+    ]
+    suite = make_suite(
+        {
+            "cli/a.json": cli_case("a", ["status"], GOOD),
+            "cli/b.json": cli_case("b", ["status"], GOOD, requirements=["TST-002"]),
+        },
+        requirements=requirements,
+        expected={"b": "not there yet"},
+    )
+    problems = check_suite(suite)
+    assert any("planned requirement TST-001 has cases expected to pass (a)" in p for p in problems)
+    assert not any("TST-002" in p for p in problems)
+
+
+def test_out_of_suite_notes_must_cite_files_that_exist(
+    make_suite: Callable[..., Suite], cli_case: Callable[..., dict[str, Any]]
+) -> None:
+    """A requirement verified elsewhere names files and workflows that exist (suite rule)."""
+    base = {"section": "0", "text": "Elsewhere.", "status": "implemented"}
+    requirements = [
+        {"id": "TST-001", "section": "0", "text": "Covered.", "status": "implemented"},
+        {**base, "id": "TST-002", "outOfSuite": "Verified by suite/cases/cli/a.json."},
+        {**base, "id": "TST-003", "outOfSuite": "Verified by tests/nosuch/test_x.py."},
+        {**base, "id": "TST-004", "outOfSuite": "Packaging rule; the release workflow."},
+    ]
+    suite = make_suite({"cli/a.json": cli_case("a", ["status"], GOOD)}, requirements=requirements)
+    problems = check_suite(suite)
+    assert any("TST-003: outOfSuite cites 'tests/nosuch/test_x.py'" in p for p in problems)
+    assert any("TST-004: outOfSuite cites a workflow but names no existing" in p for p in problems)
+    assert not any("TST-002" in p for p in problems)
+
+
+def test_case_level_follows_its_requirements(
+    make_suite: Callable[..., Suite], cli_case: Callable[..., dict[str, Any]]
+) -> None:
+    """Contract cases cite contract rules; an extension case leads with an extension rule."""
+    requirements = [
+        {"id": "TST-001", "section": "0", "text": "A rule.", "status": "implemented"},
+        {
+            "id": "EXT-001",
+            "section": "0",
+            "level": "extension",
+            "text": "A choice.",
+            "status": "implemented",
+        },
+    ]
+    suite = make_suite(
+        {
+            "cli/a.json": cli_case("a", ["status"], GOOD),
+            "cli/mixed.json": cli_case("mixed", ["x"], GOOD, requirements=["TST-001", "EXT-001"]),
+            "cli/ext.json": cli_case(
+                "ext", ["x"], GOOD, level="extension", requirements=["EXT-001", "TST-001"]
+            ),
+            "cli/mislabelled.json": cli_case("mislabelled", ["x"], GOOD, level="extension"),
+        },
+        requirements=requirements,
+    )
+    problems = check_suite(suite)
+    assert any("mixed.json: a contract case cites an extension requirement" in p for p in problems)
+    assert any("mislabelled.json: level 'extension' differs" in p for p in problems)
+    assert not any("cli/ext.json" in p or "cli/a.json" in p for p in problems)
+
+
+def test_contract_cases_pin_only_fields_the_contract_names(
+    make_suite: Callable[..., Suite], cli_case: Callable[..., dict[str, Any]]
+) -> None:
+    """The allow-list of contract fields bounds what a contract golden may pin (suite rule)."""
+    envelope = {"command": "status", "ok": False, "data": {"count": 1, "mine": {"x": 1}}}
+    error = {"code": "INPUT_INVALID", "details": {"field": "x", "extra": 1}}
+    fields = {
+        "data": {"status": {"cite": "§12", "fields": ["count", "mine"]}},
+        "errorDetails": {"INPUT_INVALID": {"cite": "§3", "fields": ["field"]}},
+    }
+    suite = make_suite(
+        {
+            "cli/a.json": cli_case(
+                "a", ["status"], {**GOOD, "envelope": {**envelope, "error": error}}
+            ),
+            "cli/other.json": cli_case(
+                "other", ["x"], {**GOOD, "envelope": {"command": "query", "data": {"hits": []}}}
+            ),
+        },
+        contract_fields=fields,
+    )
+    problems = check_suite(suite)
+    assert any(
+        "a.json: expect.envelope pins data.mine.x, which the contract" in p for p in problems
+    )
+    assert any("pins error.details.extra, which the contract does not name" in p for p in problems)
+    assert any("other.json: expect.envelope pins data fields of 'query'" in p for p in problems)
+    assert not any("data.count" in p or "details.field" in p for p in problems)

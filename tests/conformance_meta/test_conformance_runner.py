@@ -9,8 +9,11 @@ from typing import Any
 
 import pytest
 
-from conformance.engine import CaseResult, FixtureCache, Impl, run_case
-from conformance.runner import classify, main
+from conformance.engine import CaseResult, run_case
+from conformance.environment import Impl
+from conformance.fixture_cache import FixtureCache
+from conformance.report import classify
+from conformance.runner import main
 from conformance.suite import REPO_ROOT, Suite, load_case
 
 CaseBuilder = Callable[..., dict[str, Any]]
@@ -83,7 +86,8 @@ def test_text_plus_envelope_needs_the_separator_line(
     bad = cli_case("nosep", ["nosep"], {"exit": 0, "stdout": "text+envelope"})
     result = _run(tmp_path, fixtures, bad, fake_cli)
     assert result.status == "fail"
-    assert result.reasons[0].startswith("stdout: expected text, a '---' line")
+    assert result.reasons == ["stdout: no `---` line between the text and the JSON envelope"]
+    assert "human text" in result.detail["excerpt"]
 
 
 def test_text_mode_rejects_an_envelope_on_stdout(
@@ -109,7 +113,7 @@ def test_fs_unchanged_catches_a_rewrite_with_identical_bytes(
     )
     result = _run(tmp_path, fixtures, data, fake_cli)
     assert result.status == "fail"
-    assert result.reasons[0] == "fs: touched note.md (expected no change under the repository)"
+    assert result.reasons[0] == "fs: touched note.md, expected no change"
 
 
 def test_fs_object_form_requires_and_bounds_the_changes(
@@ -210,9 +214,8 @@ def test_failed_setup_step_fails_the_case(
     )
     result = _run(tmp_path, fixtures, data, fake_cli)
     assert result.status == "fail"
-    assert result.reasons[0].startswith(
-        "setup failed: setup[0] run ['fail']: expected exit 0; exit 3"
-    )
+    assert result.reasons == ["setup failed: setup[0] `fail` exited 3, expected 0"]
+    assert "operational error" in result.detail["excerpt"]
 
 
 def test_mcp_case_is_skipped_without_an_mcp_implementation(
@@ -295,7 +298,7 @@ def test_runner_exit_status_follows_the_burn_down(
 
     ef.write_text(json.dumps({"failing": "known gap"}), encoding="utf-8")
     report = tmp_path / "report.json"
-    assert main([*base, "--expected-failures", str(ef), "--json", str(report)]) == 0
+    assert main([*base, "--expected-failures", str(ef), "--json", str(report), "-v"]) == 0
     out = capsys.readouterr().out
     assert "PASS   cli/passing" in out and "XFAIL  cli/failing" in out
     outcomes = {
@@ -305,7 +308,9 @@ def test_runner_exit_status_follows_the_burn_down(
 
     ef.write_text(json.dumps({"failing": "known gap", "passing": "stale"}), encoding="utf-8")
     assert main([*base, "--expected-failures", str(ef)]) == 1
-    assert "XPASS  cli/passing" in capsys.readouterr().out
+    assert "- passing: [XPASS] passes now: remove its expected-failure entry" in (
+        capsys.readouterr().out
+    )
 
     ef.write_text(json.dumps({"failing": "known gap", "gone": "renamed case"}), encoding="utf-8")
     assert main([*base, "--expected-failures", str(ef)]) == 1
@@ -313,7 +318,7 @@ def test_runner_exit_status_follows_the_burn_down(
 
     assert main([*base, "--no-expected-failures", "--run", "pass*"]) == 0
     assert main([*base, "--no-expected-failures"]) == 1
-    assert "FAIL   cli/failing" in capsys.readouterr().out
+    assert "- failing: exit: expected 3, got 0" in capsys.readouterr().out
 
 
 def test_not_contains_expectations_catch_a_leaked_string(
@@ -361,3 +366,50 @@ def test_hostname_is_substituted_in_written_files(
         setup=[{"write": {"path": "h.txt", "content": "${HOSTNAME}"}}],
     )
     assert _run(tmp_path, fixtures, data, fake_cli).status == "pass"
+
+
+def test_level_selects_cases_and_junit_names_the_broken_requirement(
+    make_suite: Callable[..., Suite],
+    cli_case: CaseBuilder,
+    fake_cli: list[str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """--level contract runs only contract cases; JUnit failures carry the requirement id."""
+    import xml.etree.ElementTree as ET
+
+    requirements = [
+        {"id": "TST-001", "section": "0", "text": "A rule.", "status": "implemented"},
+        {
+            "id": "EXT-001",
+            "section": "0",
+            "level": "extension",
+            "text": "A choice.",
+            "status": "implemented",
+        },
+    ]
+    failing = cli_case("failing", ["status"], {"exit": 3, "stdout": "envelope"})
+    ext = cli_case(
+        "ext",
+        ["status"],
+        {"exit": 0, "stdout": "envelope"},
+        level="extension",
+        requirements=["EXT-001"],
+    )
+    suite = make_suite({"cli/failing.json": failing, "cli/ext.json": ext}, requirements)
+    base = ["--impl", " ".join(fake_cli), "--suite", str(suite.root), "-j", "1"]
+    junit = tmp_path / "junit.xml"
+    assert main([*base, "--level", "contract", "--junit", str(junit)]) == 1
+    out = capsys.readouterr().out
+    assert "RAGit conformance: 1 cases, level contract" in out
+    assert "TST-001  1 of 1 case  A rule." in out
+    root = ET.fromstring(junit.read_text(encoding="utf-8"))
+    assert root.get("tests") == "1" and root.get("failures") == "1"
+    failure = root.find("./testsuite/testcase/failure")
+    assert failure is not None and failure.get("type") == "TST-001"
+    assert failure.get("message") == "exit: expected 3, got 0"
+
+    assert main([*base, "--level", "extension", "--format", "junit"]) == 0
+    root = ET.fromstring(capsys.readouterr().out)
+    assert [c.get("name") for c in root.iter("testcase")] == ["ext"]
+    assert root.find("./testsuite/testcase").get("classname") == "cli.extension"  # type: ignore[union-attr]
