@@ -12,7 +12,7 @@ from _mcp_helpers import RAGIT, McpServer, make_repo, run
 
 from ragit.mcp.service import DROP_WARNING, TRIM_WARNING, bound_result, dumps
 from ragit.mcp.tools import RESULT_TOKEN_LIMIT
-from ragit.text.tokens import token_estimate
+from ragit.text.tokens import token_estimate, word_count
 
 StartServer = Callable[..., McpServer]
 LETTERS = "abcdefghijklmnopqrstuvwxy"
@@ -134,11 +134,12 @@ def test_context_pack_over_the_limit_drops_whole_passages_and_recounts(
     """A pack's passages are never cut: trailing ones are dropped whole, usedTokens recounted."""
     root = make_repo(tmp_path, env, files=_dense_docs())
     server = start_server(root, env)
-    call = server.call("ragit_context_pack", {"goal": "zebra", "budget": 32000})
+    args = {"goal": "zebra", "budget": 32000, "view": "full"}
+    call = server.call("ragit_context_pack", args)
     text = call.result.content[0].text
     assert token_estimate(text) <= RESULT_TOKEN_LIMIT
     data = call.data
     assert data["hits"] and all("excerpt" not in h and "truncated" not in h for h in data["hits"])
-    assert data["usedTokens"] == sum(token_estimate(h["text"]) for h in data["hits"])
+    assert data["usedTokens"] == sum(word_count(h["text"]) for h in data["hits"])
     assert data["selectedHits"] == len(data["hits"])
     assert any("dropped whole" in w for w in data["warnings"])

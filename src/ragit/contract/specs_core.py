@@ -217,11 +217,9 @@ CORE_COMMANDS: tuple[CommandSpec, ...] = (
         path="context pack",
         summary="Build a budgeted, citation-diverse context packet for a goal.",
         description=(
-            "Retrieves like query (30 candidates, more for budgets over 3,750 tokens, up to "
-            "200), drops duplicate citations, then fills the token budget with whole passages: "
-            "one per new source first, then in rank order. Tokens are an estimate that counts "
-            "at least as many as common LLM tokenizers. Every view returns each passage's whole "
-            "text; usedTokens counts exactly that text and never exceeds the budget."
+            "Retrieves like query (30 candidates), drops duplicate citations, then fills the "
+            "token budget (whitespace words) with whole hits: one per new source first, then in "
+            "rank order. usedTokens never exceeds the budget."
         ),
         handler="ragit.cli.commands.query:run_context_pack_cmd",
         default_format="both",

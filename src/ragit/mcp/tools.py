@@ -69,9 +69,8 @@ QUERY_DESCRIPTION = (
 
 CONTEXT_PACK_DESCRIPTION = (
     "The passages relevant to a goal, within a token budget, from the committed knowledge "
-    "at one commit: best-ranked first, one per source before any second, whole text in "
-    "every view, never cut (usedTokens <= budget; tokens are estimated high, so real "
-    "tokenizers count fewer). Use it before a task, ragit_query for a lookup. Failures: "
+    "at one commit: best-ranked first, one per source before any second, never cut "
+    "(usedTokens <= budget). Use it before a task, ragit_query for a lookup. Failures: "
     "as in ragit_query."
 )
 

@@ -17,20 +17,14 @@ from ragit.contract.errors import CorruptError, RagitError, SnapshotStoreUnavail
 from ragit.contract.inputs import positive_int, required_text
 from ragit.contract.models import InputModel
 from ragit.retrieve.engine import Hit, retrieve_durable
-from ragit.retrieve.views import Redactor, project_hit, project_passage
-from ragit.text.tokens import token_estimate
+from ragit.retrieve.views import Redactor, project_hit
+from ragit.text.tokens import word_count
 from ragit.workspace import Workspace
 
 Scope = Literal["durable", "session", "harness", "evidence", "all"]
 CLI_MAX_TOP_K = 200
 CLI_MAX_BUDGET = 200_000
 CONTEXT_PACK_TOP_K = 30
-# The context pack's candidate pool grows with the budget: twice the passages of a
-# typical size (PASSAGE_TOKENS, about the mean chunk of the measured corpora in
-# token_estimate units) the budget holds, never fewer than CONTEXT_PACK_TOP_K nor more
-# than CONTEXT_PACK_MAX_POOL (the CLI's topK bound).
-PASSAGE_TOKENS = 250
-CONTEXT_PACK_MAX_POOL = CLI_MAX_TOP_K
 DEFAULT_BUDGET = 1200
 NO_FIT_WARNING = "context pack budget admitted no complete hit"
 
@@ -256,30 +250,12 @@ def _family(hit: Hit) -> str:
     return f"document:{hit.path}"
 
 
-def candidate_pool(budget: int) -> int:
-    """How many ranked candidates a context pack of ``budget`` tokens selects from."""
-    wanted = 2 * -(-budget // PASSAGE_TOKENS)
-    return max(CONTEXT_PACK_TOP_K, min(CONTEXT_PACK_MAX_POOL, wanted))
+def _tokens(hit: Hit) -> int:
+    return word_count(hit.text)  # contract §8: the token unit is whitespace words
 
 
-def passage_text(hit: Hit) -> str:
-    """The text a pack returns for ``hit``: its text, masked (what usedTokens counts)."""
-    from ragit.security.masking import mask_text
-
-    return str(mask_text(hit.text).text)
-
-
-def select_for_budget(
-    hits: list[Hit], budget: int, texts: list[str] | None = None
-) -> tuple[list[Hit], dict[str, Any], int]:
-    """Citation-diverse-v2 selection (contract §8): whole hits only, diverse sources first.
-
-    A hit costs :func:`~ragit.text.tokens.token_estimate` of the text returned for it
-    (``texts[i]`` for ``hits[i]``; the hit's own text when ``texts`` is not given).
-    """
-    costs = {
-        id(h): token_estimate(t) for h, t in zip(hits, texts or [h.text for h in hits], strict=True)
-    }
+def select_for_budget(hits: list[Hit], budget: int) -> tuple[list[Hit], dict[str, Any], int]:
+    """Citation-diverse-v2 selection (contract §8): whole hits only, diverse sources first."""
     seen: set[str] = set()
     unique: list[Hit] = []
     duplicates = 0
@@ -296,7 +272,7 @@ def select_for_budget(
     families: set[str] = set()
     for i, hit in enumerate(unique):
         family = _family(hit)
-        cost = costs[id(hit)]
+        cost = _tokens(hit)
         if family not in families and used + cost <= budget:
             families.add(family)
             diverse.append(hit)
@@ -306,7 +282,7 @@ def select_for_budget(
     for i, hit in enumerate(unique):
         if i in chosen:
             continue
-        cost = costs[id(hit)]
+        cost = _tokens(hit)
         if used + cost <= budget:
             fill.append(hit)
             chosen.add(i)
@@ -335,19 +311,19 @@ def run_context_pack(
     engine = engine or Engine(ws)
     try:
         selection, hits, warnings = retrieve_hits(
-            ws, engine, req.goal, req.at, req.scope, candidate_pool(req.budget)
+            ws, engine, req.goal, req.at, req.scope, CONTEXT_PACK_TOP_K
         )
     finally:
         if own:
             engine.close()
-    texts = [passage_text(h) for h in hits]
-    selected, stats, used = select_for_budget(hits, req.budget, texts)
+    selected, stats, used = select_for_budget(hits, req.budget)
     if hits and not selected:
         warnings.append(NO_FIT_WARNING)
     redact = Redactor()
     goal = redact(req.goal, "goal")
     projected = [
-        project_passage(h, req.view, redact=redact, index=i) for i, h in enumerate(selected)
+        project_hit(h, req.view, explain=False, redact=redact, index=i)
+        for i, h in enumerate(selected)
     ]
     return {
         "goal": goal,

@@ -85,16 +85,3 @@ def project_hit(
     if explain:
         out["scoreBreakdown"] = _round(breakdown(hit))
     return out
-
-
-def project_passage(hit: Hit, view: str, *, redact: Redactor, index: int) -> dict[str, Any]:
-    """One context-pack hit: the view's metadata and the whole passage (contract §8).
-
-    A pack returns the passages it budgeted in every view: ``text`` is the masked
-    text whose tokens ``usedTokens`` counted; ``minimal`` drops the scores,
-    ``default`` and ``full`` keep them, and no view cuts the text to an excerpt.
-    """
-    out = project_hit(hit, "full", explain=False, redact=redact, index=index)
-    if view == "minimal":
-        del out["scoreVector"], out["scoreKeyword"]
-    return out

@@ -1,8 +1,8 @@
-"""Token counts: the estimate that budgets and caps use, and the stored word count.
+"""Token counts: the estimate that bounds MCP results, and the word count of contract §8.
 
-:func:`token_estimate` is the one token unit of the context-pack budget, its
-``usedTokens`` and the MCP result limit. It is built to count at least as many
-tokens as the tokenizers that read RAGit's output: byte-level BPE (GPT-4's
+:func:`token_estimate` is the unit of the MCP result limit (contract §11: a result
+never exceeds 20,000 tokens, as the model reading it counts them). It is built to
+count at least as many tokens as the tokenizers that read RAGit's output: byte-level BPE (GPT-4's
 ``cl100k_base``) and WordPiece (all-MiniLM-L6-v2's), on English prose, on
 code-heavy Markdown and on Korean. It splits the text into pieces, each worth
 one token, and adds the pieces real tokenizers split further:
@@ -29,9 +29,9 @@ passage; against the WordPiece of an English-only model it bounds the totals
 (1.3× on English, 1.2× on Korean), though a passage dense in digits or Hangul
 (which that vocabulary spells out jamo by jamo) can go up to 12% over it.
 
-:func:`word_count` is the whitespace-separated word count that a chunk's stored
-``token_count`` holds (rows are content-addressed and reused across ingests, so
-the stored value keeps its meaning); nothing budgets with it.
+:func:`word_count` is contract §8's token unit: the whitespace-separated words of a
+hit's text, which the context-pack budget and its ``usedTokens`` count (documented as an
+estimate) and a chunk's stored ``token_count`` holds.
 """
 
 from __future__ import annotations
