@@ -1,4 +1,4 @@
-"""A tool result never exceeds 20,000 tokens (contract §11; whitespace words of the JSON text)."""
+"""A tool result never exceeds 20,000 tokens (contract §11; token_estimate of the JSON text)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from _mcp_helpers import RAGIT, McpServer, make_repo, run
 
 from ragit.mcp.service import DROP_WARNING, TRIM_WARNING, bound_result, dumps
 from ragit.mcp.tools import RESULT_TOKEN_LIMIT
-from ragit.text.tokens import token_estimate
+from ragit.text.tokens import token_estimate, word_count
 
 StartServer = Callable[..., McpServer]
 LETTERS = "abcdefghijklmnopqrstuvwxy"
@@ -36,12 +36,12 @@ def test_full_view_over_the_limit_trims_hit_texts_and_warns(
     """Contract §11: full-view texts are trimmed with truncated: true and a warning."""
     root = make_repo(tmp_path, env, files=_dense_docs())
     server = start_server(root, env)
-    args = {"question": "zebra", "topK": 50, "view": "full", "explain": True}
+    args = {"question": "zebra", "topK": 30, "view": "full", "explain": True}
     call = server.call("ragit_query", args)
     text = call.result.content[0].text
     assert token_estimate(text) <= RESULT_TOKEN_LIMIT
     data = call.data
-    assert len(data["hits"]) == 50
+    assert len(data["hits"]) == 30
     cli = json.loads(
         run(
             [
@@ -49,7 +49,7 @@ def test_full_view_over_the_limit_trims_hit_texts_and_warns(
                 "query",
                 "zebra",
                 "--top-k",
-                "50",
+                "30",
                 "--view",
                 "full",
                 "--explain",
@@ -126,3 +126,20 @@ def test_a_result_that_trimming_cannot_fit_drops_trailing_hits() -> None:
     kept = len(env["data"]["hits"])
     assert 0 < kept < 10
     assert DROP_WARNING.format(limit=RESULT_TOKEN_LIMIT, count=10 - kept) in env["warnings"]
+
+
+def test_context_pack_over_the_limit_drops_whole_passages_and_recounts(
+    tmp_path: Path, env: dict[str, str], start_server: StartServer
+) -> None:
+    """A pack's passages are never cut: trailing ones are dropped whole, usedTokens recounted."""
+    root = make_repo(tmp_path, env, files=_dense_docs())
+    server = start_server(root, env)
+    args = {"goal": "zebra", "budget": 32000, "view": "full"}
+    call = server.call("ragit_context_pack", args)
+    text = call.result.content[0].text
+    assert token_estimate(text) <= RESULT_TOKEN_LIMIT
+    data = call.data
+    assert data["hits"] and all("excerpt" not in h and "truncated" not in h for h in data["hits"])
+    assert data["usedTokens"] == sum(word_count(h["text"]) for h in data["hits"])
+    assert data["selectedHits"] == len(data["hits"])
+    assert any("dropped whole" in w for w in data["warnings"])

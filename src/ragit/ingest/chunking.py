@@ -61,7 +61,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ragit.ingest.frontmatter import parse_frontmatter
-from ragit.text.tokens import token_estimate
+from ragit.text.tokens import word_count
 
 INTRODUCTION = "Introduction"
 DEFAULT_BODY_TITLE = "Body"
@@ -87,7 +87,7 @@ class Chunk:
 
     ``index`` is 0-based in the document, ``section_index`` 0-based among its
     sections; ``level`` is 1–6 for a heading section, 0 for a synthetic one;
-    ``token_count`` is :func:`ragit.text.tokens.token_estimate` of ``text``; ``char_start``
+    ``token_count`` is :func:`ragit.text.tokens.word_count` of ``text``; ``char_start``
     is the offset of ``text`` in :func:`normalized_body`.
     """
 
@@ -382,7 +382,7 @@ def chunk_markdown(
                     heading_path=path,
                     level=level,
                     text=piece,
-                    token_count=token_estimate(piece),
+                    token_count=word_count(piece),
                     char_start=window_start,
                     section_index=section_index,
                 )

@@ -14,7 +14,7 @@ from ragit.config import RagitConfig
 from ragit.ingest import ids
 from ragit.snapshot._git import GitRepo
 from ragit.text.scripts import cjk_runs
-from ragit.text.tokens import token_estimate
+from ragit.text.tokens import word_count
 
 
 def decode_text(raw: bytes) -> tuple[str | None, str | None]:
@@ -85,7 +85,7 @@ def unit_rows(units: list[dict[str, Any]]) -> list[tuple[dict[str, Any], Any]]:
             search_cjk=cjk_runs(search),
             section_title=title,
             heading_path=title,
-            token_count=token_estimate(text),
+            token_count=word_count(text),
             vector=(),
         )
         out.append((unit, row))

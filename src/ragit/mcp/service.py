@@ -8,11 +8,14 @@ errors keep their own code, and anything unexpected becomes
 
 Result bound (contract §11): the serialized envelope (compact JSON, the text of
 ``content[0]``) may hold at most :data:`~ragit.mcp.tools.RESULT_TOKEN_LIMIT`
-whitespace-separated words. Over it, the ``text`` of ``full``-view hits is cut
-to the largest common number of words that fits (each cut hit gets
-``truncated: true``) and a warning is added; if the result still does not fit —
-which the input limits make unreachable in practice — trailing hits are dropped
-with another warning.
+tokens of :func:`ragit.text.tokens.token_estimate`, which counts at least as many
+as the tokenizers of the models reading it. Over it, a query's ``full``-view hit
+texts are cut to the largest common number of words that fits (each cut hit gets
+``truncated: true``) and a warning is added; if the result still does not fit,
+trailing hits are dropped with another warning. A context pack's passages are
+never cut (contract §8): its trailing hits are dropped whole, and ``usedTokens``
+(whitespace words, the pack's unit), ``selectedHits`` and ``selection`` are updated
+to count what is returned.
 """
 
 from __future__ import annotations
@@ -37,17 +40,21 @@ from ragit.mcp.tools import (
     STATUS,
     tool_definitions,
 )
-from ragit.text.tokens import token_estimate
+from ragit.text.tokens import token_estimate, word_count
 from ragit.workspace import Workspace
 
 _WORD = re.compile(r"\S+")
 # Room kept for the warnings that trimming adds.
-_WARNING_ROOM = 64
+_WARNING_ROOM = 128
 TRIM_WARNING = (
     "result trimmed to the MCP limit of {limit} tokens: the text of {count} hit(s) was cut "
     "(truncated: true); ask for fewer hits, a smaller budget or view default"
 )
 DROP_WARNING = "result trimmed to the MCP limit of {limit} tokens: {count} trailing hit(s) dropped"
+PACK_DROP_WARNING = (
+    "context pack trimmed to the MCP limit of {limit} tokens: {count} trailing passage(s) "
+    "dropped whole; ask for a smaller budget"
+)
 
 
 @dataclass(frozen=True)
@@ -212,6 +219,8 @@ def bound_result(env: dict[str, Any]) -> str:
     if not isinstance(hits, list) or not hits:
         return text
     target = RESULT_TOKEN_LIMIT - _WARNING_ROOM
+    if "usedTokens" in data:
+        return _bound_pack(env, data, hits, target)
     notes: list[str] = []
     originals = [h.get("text") if isinstance(h.get("text"), str) else None for h in hits]
     sizes = [token_estimate(t) if t is not None else 0 for t in originals]
@@ -248,4 +257,36 @@ def bound_result(env: dict[str, Any]) -> str:
     env["warnings"].extend(notes)
     if isinstance(data.get("warnings"), list):
         data["warnings"].extend(notes)
+    return dumps(env)
+
+
+def _family(hit: dict[str, Any]) -> str:
+    if hit.get("originType") == "artifact" and hit.get("artifactId"):
+        prefix = "evidence" if hit.get("scope") == "evidence" else "artifact"
+        return f"{prefix}:{hit['artifactId']}"
+    return f"document:{hit.get('path')}"
+
+
+def _bound_pack(env: dict[str, Any], data: dict[str, Any], hits: list[Any], target: int) -> str:
+    """Drop a context pack's trailing passages whole until the result fits."""
+    dropped = 0
+    total = token_estimate(dumps(env))
+    while hits and total > target:
+        hit = hits.pop()
+        dropped += 1
+        data["usedTokens"] -= word_count(str(hit.get("text", "")))  # the pack's unit (§8)
+        data["selectedHits"] = len(hits)
+        selection = data.get("selection")
+        if isinstance(selection, dict):
+            selection["budgetRejectedHits"] = selection.get("budgetRejectedHits", 0) + 1
+            selection["selectedSources"] = len({_family(h) for h in hits})
+        # The estimate is additive over the JSON values; check the whole once it seems to fit.
+        total -= token_estimate(dumps(hit)) + 1
+        if total <= target:
+            total = token_estimate(dumps(env))
+    if dropped:
+        note = PACK_DROP_WARNING.format(limit=RESULT_TOKEN_LIMIT, count=dropped)
+        env["warnings"].append(note)
+        if isinstance(data.get("warnings"), list):
+            data["warnings"].append(note)
     return dumps(env)

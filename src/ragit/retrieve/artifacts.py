@@ -37,7 +37,7 @@ from ragit.retrieve.citations import citation_id
 from ragit.retrieve.engine import W_AUTHORITY, W_RECENCY, W_RETRIEVAL, Hit
 from ragit.text.english import QUESTION_STOP_WORDS, strip_plural
 from ragit.text.scripts import CJK_CHAR, WORD
-from ragit.text.tokens import token_estimate
+from ragit.text.tokens import word_count
 from ragit.workspace import Workspace
 
 OVERLAY_SCOPES: dict[str, frozenset[str]] = {
@@ -199,7 +199,7 @@ def artifact_hits(
                 section_title=unit["sectionTitle"],
                 heading_path=unit["sectionTitle"],
                 text=unit["text"],
-                token_count=token_estimate(unit["text"]),
+                token_count=word_count(unit["text"]),
                 score_vector=vector,
                 score_keyword=keyword,
                 retrieval=retrieval,

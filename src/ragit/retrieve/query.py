@@ -18,7 +18,7 @@ from ragit.contract.inputs import positive_int, required_text
 from ragit.contract.models import InputModel
 from ragit.retrieve.engine import Hit, retrieve_durable
 from ragit.retrieve.views import Redactor, project_hit
-from ragit.text.tokens import token_estimate
+from ragit.text.tokens import word_count
 from ragit.workspace import Workspace
 
 Scope = Literal["durable", "session", "harness", "evidence", "all"]
@@ -251,7 +251,7 @@ def _family(hit: Hit) -> str:
 
 
 def _tokens(hit: Hit) -> int:
-    return token_estimate(hit.text)
+    return word_count(hit.text)  # contract §8: the token unit is whitespace words
 
 
 def select_for_budget(hits: list[Hit], budget: int) -> tuple[list[Hit], dict[str, Any], int]:
