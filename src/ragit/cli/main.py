@@ -182,7 +182,35 @@ def _requested_format(argv: Sequence[str], spec: CommandSpec | None) -> str:
         value = "text"
     if value in FORMATS:
         return value
+    from ragit.cli.invocation import environment_format, stdout_is_terminal
+
+    env = environment_format()
+    if env is not None:
+        return env
+    if stdout_is_terminal():
+        return "text"
     return spec.default_format if spec else "text"
+
+
+def _usage_line(exc: click.UsageError, spec: CommandSpec | None) -> str:
+    """One line for a click usage error, in the user's own words, with where to look."""
+    from ragit.cli.render import did_you_mean, paint
+
+    message = exc.format_message().rstrip(".")
+    ctx = exc.ctx
+    command = ctx.command if ctx is not None else None
+    if isinstance(exc, click.NoSuchOption) and exc.possibilities:
+        message = f"no such option '{exc.option_name}'; did you mean '{exc.possibilities[0]}'?"
+    elif isinstance(exc, click.NoSuchOption):
+        message = f"no such option '{exc.option_name}'"
+    elif message.startswith("No such command") and isinstance(command, click.Group):
+        name = message.split("'")[1] if "'" in message else ""
+        message = f"unknown command '{name}'{did_you_mean(name, command.commands)}"
+    elif message:
+        message = message[0].lower() + message[1:]
+    where = ctx.command_path if ctx is not None and ctx.command_path else "ragit"
+    label = paint("error:", "red", sys.stderr)
+    return f"{label} {message} (see: {where} --help)\n"
 
 
 def _usage_failure(exc: click.UsageError, argv: Sequence[str]) -> int:
@@ -195,11 +223,7 @@ def _usage_failure(exc: click.UsageError, argv: Sequence[str]) -> int:
     field = getattr(param, "name", None) or "arguments"
     error = InputInvalid(str(field), exc.format_message())
     env = envelope(spec.path if spec else "ragit", os.getcwd(), None, [], error)
-    human = None
-    if fmt in ("text", "both"):
-        ctx = exc.ctx
-        usage = ctx.get_usage() + "\n" if ctx is not None else ""
-        human = f"{usage}[ragit] error: {exc.format_message()}\n"
+    human = _usage_line(exc, spec) if fmt in ("text", "both") else None
     emit_failure(fmt, env, error, human=human)
     return error.exit_code
 
