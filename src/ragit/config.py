@@ -111,11 +111,13 @@ SECTIONS: dict[str, type[_Section]] = {
 _NOT_WRITTEN = {("embedding", "base_url"), ("embedding", "model_path"), ("output", "format")}
 
 
-def default_config_toml() -> str:
-    """The commented config file `init` writes."""
+def default_config_toml(default_branch: str | None = None) -> str:
+    """The commented config file `init` writes (``project.default_branch`` as detected)."""
     import tomlkit
 
     defaults = RagitConfig()
+    if default_branch:
+        defaults.project.default_branch = default_branch
     doc = tomlkit.document()
     doc.add(
         tomlkit.comment("RAGit configuration. Edit with `ragit config set <section.key> <value>`.")
@@ -222,7 +224,9 @@ def configured_output_format(root: Path) -> str | None:
 
 def config_keys() -> list[str]:
     """Every key RAGit honours, as ``section.key``, in file order."""
-    return [f"{section}.{name}" for section, model in SECTIONS.items() for name in model.model_fields]
+    return [
+        f"{section}.{name}" for section, model in SECTIONS.items() for name in model.model_fields
+    ]
 
 
 def config_entries(ws: Workspace) -> list[dict[str, Any]]:

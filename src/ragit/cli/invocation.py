@@ -1,8 +1,8 @@
 """Running one leaf command: options → core call → envelope on the right streams.
 
 :func:`run_spec` is shared by every command. It resolves ``--cwd`` to the Git
-root, picks the output format (:func:`resolve_format`), enforces the ``--input`` rules of contract §4, calls the
-handler, and emits the result or the typed failure with the matching exit code.
+root, picks the output format (:func:`resolve_format`), enforces the ``--input``
+rules of contract §4, calls the handler, and emits the result or the typed failure with the matching exit code.
 """
 
 from __future__ import annotations

@@ -129,11 +129,11 @@ def _input_line(error: RagitError, spec: CommandSpec, params: Mapping[str, Any])
     if found is None:
         return None
     flag, kind = found
-    raw = _raw(params, kind, field)
-    if raw is None or params.get("input") is not None:
+    given = _raw(params, kind, field)
+    if given is None or params.get("input") is not None:
         return None
-    expected = _expected(kind, field, reason, raw)
-    return f"error: invalid value '{raw}' for '{flag}': {expected}{_see(spec)}"
+    expected = _expected(kind, field, reason, given)
+    return f"error: invalid value '{given}' for '{flag}': {expected}{_see(spec)}"
 
 
 def human_failure(

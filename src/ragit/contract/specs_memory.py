@@ -260,8 +260,16 @@ MEMORY_COMMANDS: tuple[CommandSpec, ...] = (
                 "Only events of this kind.",
                 enum=("session", "artifact", "memory", "harness", "ingest", "security"),
             ),
-            Option("--since", "string", "Only events recorded at or after this ISO-8601 instant."),
-            Option("--until", "string", "Only events recorded at or before this ISO-8601 instant."),
+            Option(
+                "--since",
+                "string",
+                "Only events recorded at or after this ISO-8601 instant or date (UTC day).",
+            ),
+            Option(
+                "--until",
+                "string",
+                "Only events recorded at or before this ISO-8601 instant or date (UTC day).",
+            ),
             Option(
                 "--max-count",
                 "integer",

@@ -1,7 +1,7 @@
 """Command specs: upkeep and security.
 
-``hooks``, ``doctor``, ``repair``, ``migrate embeddings``, ``config set|get|list``, ``completion`` and
-``security audit``/``security purge`` (see :mod:`ragit.contract.registry`).
+``hooks``, ``doctor``, ``repair``, ``migrate embeddings``, ``config set|get|list``,
+``completion`` and ``security audit``/``security purge`` (see :mod:`ragit.contract.registry`).
 """
 
 from __future__ import annotations
@@ -113,8 +113,8 @@ OPS_COMMANDS: tuple[CommandSpec, ...] = (
         summary="Set one configuration key with typed validation, keeping comments and order.",
         description=(
             "Edits .ragit/config.toml in place. Keys are `section.key`; unknown keys and "
-            "wrongly typed values are rejected. Lists are given comma-separated or as a JSON array. "
-            "Keys: " + ", ".join(CONFIG_KEYS) + "."
+            "wrongly typed values are rejected. Lists are given comma-separated or as a JSON "
+            "array. Keys: " + ", ".join(CONFIG_KEYS) + "."
         ),
         handler="ragit.cli.commands.config:run_set",
         default_format="json",
@@ -142,7 +142,10 @@ OPS_COMMANDS: tuple[CommandSpec, ...] = (
         group="config",
         arguments=(Argument("key", "string", "The `section.key` to read."),),
         output_model="ragit.cli.commands.config:ConfigEntry",
-        examples=("ragit config get retrieval.top_k", "ragit config get output.format --format json"),
+        examples=(
+            "ragit config get retrieval.top_k",
+            "ragit config get output.format --format json",
+        ),
         related=("config list", "config set"),
     ),
     CommandSpec(
@@ -163,7 +166,7 @@ OPS_COMMANDS: tuple[CommandSpec, ...] = (
         path="completion",
         summary="Print the shell completion script for bash, zsh or fish.",
         description=(
-            "Add `eval \"$(ragit completion bash)\"` to ~/.bashrc (zsh: ~/.zshrc), or write "
+            'Add `eval "$(ragit completion bash)"` to ~/.bashrc (zsh: ~/.zshrc), or write '
             "`ragit completion fish` to ~/.config/fish/completions/ragit.fish."
         ),
         handler="ragit.cli.commands.completion:run",

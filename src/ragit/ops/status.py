@@ -8,7 +8,6 @@ the CLI and the MCP ``ragit_status`` tool.
 from __future__ import annotations
 
 import shlex
-
 from typing import Any
 
 from ragit.contract.errors import (

@@ -8,7 +8,6 @@ from typing import Any
 from ragit.cli.invocation import Invocation, Outcome
 from ragit.cli.render import paint
 
-
 _EXCERPT_LINES = 10
 _EXCERPT_CHARS = 700
 
