@@ -2,7 +2,8 @@
 
 :func:`run_spec` is shared by every command. It resolves ``--cwd`` to the Git
 root, picks the output format (:func:`resolve_format`), enforces the ``--input``
-rules of contract §4, calls the handler, and emits the result or the typed failure with the matching exit code.
+rules of contract §4, calls the handler, and emits the result or the typed failure
+with the matching exit code.
 """
 
 from __future__ import annotations
