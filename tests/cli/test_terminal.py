@@ -47,7 +47,12 @@ def _pty(args: list[str], cwd: Path, **env: str) -> tuple[str, int]:
 
 def _pipe(args: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [*RAGIT, *args], cwd=cwd, env={**os.environ, **env}, capture_output=True, text=True
+        [*RAGIT, *args],
+        cwd=cwd,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        check=False,
     )
 
 
