@@ -111,11 +111,13 @@ SECTIONS: dict[str, type[_Section]] = {
 _NOT_WRITTEN = {("embedding", "base_url"), ("embedding", "model_path"), ("output", "format")}
 
 
-def default_config_toml() -> str:
-    """The commented config file `init` writes."""
+def default_config_toml(default_branch: str | None = None) -> str:
+    """The commented config file `init` writes (``project.default_branch`` as detected)."""
     import tomlkit
 
     defaults = RagitConfig()
+    if default_branch:
+        defaults.project.default_branch = default_branch
     doc = tomlkit.document()
     doc.add(
         tomlkit.comment("RAGit configuration. Edit with `ragit config set <section.key> <value>`.")
@@ -218,3 +220,61 @@ def configured_output_format(root: Path) -> str | None:
     if value in ("markdown", "table"):
         return "text"
     return value if value in ("text", "json", "both") else None
+
+
+def config_keys() -> list[str]:
+    """Every key RAGit honours, as ``section.key``, in file order."""
+    return [
+        f"{section}.{name}" for section, model in SECTIONS.items() for name in model.model_fields
+    ]
+
+
+def config_entries(ws: Workspace) -> list[dict[str, Any]]:
+    """Each key with its effective value, its default and whether the file sets it.
+
+    Raises:
+        ConfigInvalid: the file is unreadable, not TOML, or holds a wrong value.
+    """
+    effective = load_config(ws)
+    raw = _read_toml(ws.config_path, ws.relative(ws.config_path))
+    out: list[dict[str, Any]] = []
+    for section, model in SECTIONS.items():
+        table = raw.get(section)
+        values = getattr(effective, section)
+        for name, info in model.model_fields.items():
+            value = getattr(values, name)
+            if name == "base_url" and isinstance(value, str):
+                value = _without_userinfo(value)
+            out.append(
+                {
+                    "key": f"{section}.{name}",
+                    "value": value,
+                    "default": info.get_default(call_default_factory=True),
+                    "set": isinstance(table, dict) and name in table,
+                }
+            )
+    return out
+
+
+def config_entry(ws: Workspace, key: str) -> dict[str, Any]:
+    """One key of :func:`config_entries`.
+
+    Raises:
+        InputInvalid: ``key`` is not a key RAGit honours (details name the nearest keys).
+        ConfigInvalid: the file cannot be read.
+    """
+    from ragit.contract.errors import InputInvalid
+
+    for entry in config_entries(ws):
+        if entry["key"] == key:
+            return entry
+    raise InputInvalid("key", "unknown key")
+
+
+def _without_userinfo(url: str) -> str:
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))

@@ -1,9 +1,9 @@
 """Running one leaf command: options → core call → envelope on the right streams.
 
 :func:`run_spec` is shared by every command. It resolves ``--cwd`` to the Git
-root, picks the output format (flag, then a user-set ``output.format``, then the
-command default), enforces the ``--input`` rules of contract §4, calls the
-handler, and emits the result or the typed failure with the matching exit code.
+root, picks the output format (:func:`resolve_format`), enforces the ``--input``
+rules of contract §4, calls the handler, and emits the result or the typed failure
+with the matching exit code.
 """
 
 from __future__ import annotations
@@ -139,6 +139,43 @@ def _normalize_format(raw: str | None) -> str | None:
     return value
 
 
+def stdout_is_terminal() -> bool:
+    """Whether stdout is an interactive terminal (a pipe or a file is not)."""
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def environment_format() -> str | None:
+    """``RAGIT_FORMAT``: a person's own default; an unknown value is ignored (None)."""
+    raw = os.environ.get("RAGIT_FORMAT", "").strip().lower()
+    value = FORMAT_ALIASES.get(raw, raw)
+    return value if value in FORMATS else None
+
+
+def resolve_format(spec: CommandSpec, explicit: str | None, root: Path | None) -> str:
+    """The output format of one run (docs/contract.md, "Default format").
+
+    Precedence: ``--format`` > ``RAGIT_FORMAT`` > ``output.format`` in the repository's
+    config > ``text`` when stdout is a terminal > the command's default (pipes and files).
+    """
+    if explicit is not None:
+        return explicit
+    env = environment_format()
+    if env is not None:
+        return env
+    if spec.takes_cwd and root is not None:
+        from ragit.config import configured_output_format
+
+        configured = configured_output_format(root)
+        if configured is not None:
+            return configured
+    if stdout_is_terminal():
+        return "text"
+    return spec.default_format
+
+
 def _check_input_mixing(spec: CommandSpec, params: dict[str, Any], ctx: click.Context) -> None:
     if params.get("input") is None:
         return
@@ -200,16 +237,14 @@ def run_spec(spec: CommandSpec, params: dict[str, Any], ctx: click.Context) -> i
             start_dir = _resolve_start_dir(params)
         except RagitError as exc:
             inv = Invocation(spec, params, Path(os.getcwd()))
-            inv.fmt = fmt or spec.default_format
+            inv.fmt = resolve_format(spec, fmt, None)
             return _fail(inv, exc)
         inv = Invocation(spec, params, start_dir)
-        inv.fmt = fmt or spec.default_format
+        inv.fmt = resolve_format(spec, fmt, None)
         if fmt_error is not None:
             return _fail(inv, fmt_error)
-        if fmt is None and spec.takes_cwd and inv.root is not None:
-            from ragit.config import configured_output_format
-
-            inv.fmt = configured_output_format(inv.root) or spec.default_format
+        if fmt is None and spec.takes_cwd:
+            inv.fmt = resolve_format(spec, fmt, inv.root)
         try:
             if spec.views:
                 view = params.get("view")
@@ -232,9 +267,9 @@ def run_spec(spec: CommandSpec, params: dict[str, Any], ctx: click.Context) -> i
             text = outcome.text
             emit_success(inv.fmt, env, text if callable(text) else (lambda: str(text)))
             if inv.fmt in ("text", "both"):
-                from ragit.contract.envelope import render_failure_text
+                from ragit.cli.render import human_failure
 
-                sys.stderr.write(render_failure_text(outcome.error))
+                sys.stderr.write(human_failure(outcome.error, spec, params))
             sys.stdout.flush()
             return outcome.error.exit_code
         text = outcome.text
@@ -255,9 +290,12 @@ def run_spec(spec: CommandSpec, params: dict[str, Any], ctx: click.Context) -> i
 
 
 def _fail(inv: Invocation, error: RagitError) -> int:
+    from ragit.cli.render import human_failure
+
     env = envelope(inv.spec.path, inv.envelope_cwd, None, inv.warnings, error)
+    human = human_failure(error, inv.spec, inv.params) if inv.fmt in ("text", "both") else None
     try:
-        emit_failure(inv.fmt, env, error)
+        emit_failure(inv.fmt, env, error, human=human)
         sys.stdout.flush()
     except BrokenPipeError:
         _silence_stdout()

@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from ragit import __version__
-from ragit.contract.command_spec import FORMATS, CommandSpec
+from ragit.contract.command_spec import FORMATS, GROUP_HELP, CommandSpec
 from ragit.contract.registry import COMMANDS, by_path
 
 _HELP = """RAGit — commit-bound retrieval memory for AI coding agents.
@@ -35,21 +35,27 @@ def _build_command(spec: CommandSpec) -> click.Command:
             click.Argument(
                 [arg.name],
                 required=arg.required and not spec.input_model,
-                nargs=-1 if arg.variadic else 1,
+                nargs=-1 if arg.variadic or arg.joins_words else 1,
             )
         )
     for opt in spec.options:
         decls = [opt.name, *opt.aliases]
         if opt.type == "boolean":
             params.append(
-                click.Option(decls, opt.dest, is_flag=True, default=False, help=opt.description)
+                click.Option(
+                    [*decls, opt.dest],
+                    is_flag=True,
+                    default=False,
+                    show_default=False,
+                    help=opt.description,
+                )
             )
         else:
             params.append(
                 click.Option(
-                    decls,
-                    opt.dest,
+                    [*decls, opt.dest],
                     default=None,
+                    show_default=False,
                     multiple=opt.multiple,
                     help=opt.description
                     + (f" One of: {', '.join(opt.enum)}." if opt.enum else "")
@@ -60,18 +66,20 @@ def _build_command(spec: CommandSpec) -> click.Command:
     fmt_decls = ["--format", *spec.extra_format_aliases]
     params.append(
         click.Option(
-            fmt_decls,
-            "format",
+            [*fmt_decls, "format"],
             default=None,
+            show_default=False,
             metavar="text|json|both",
-            help=f"Output format (default: {spec.default_format}).",
+            help=(
+                f"Output format (default: text at a terminal, {spec.default_format} in a pipe; "
+                "RAGIT_FORMAT or output.format change it)."
+            ),
         )
     )
     if spec.views:
         params.append(
             click.Option(
-                ["--view"],
-                "view",
+                ["--view", "view"],
                 default=None,
                 metavar="minimal|default|full",
                 help="Projection of each hit (default: default).",
@@ -80,8 +88,7 @@ def _build_command(spec: CommandSpec) -> click.Command:
     if spec.input_model:
         params.append(
             click.Option(
-                ["--input"],
-                "input",
+                ["--input", "input"],
                 default=None,
                 metavar="PATH|-",
                 help="Read the request as a JSON object from a repo file or stdin (-).",
@@ -90,18 +97,17 @@ def _build_command(spec: CommandSpec) -> click.Command:
     if spec.supports_dry_run:
         params.append(
             click.Option(
-                ["--dry-run"],
-                "dry_run",
+                ["--dry-run", "dry_run"],
                 is_flag=True,
                 default=False,
+                show_default=False,
                 help="Validate and plan; write nothing.",
             )
         )
     if spec.takes_cwd:
         params.append(
             click.Option(
-                ["--cwd"],
-                "cwd",
+                ["--cwd", "cwd"],
                 default=None,
                 metavar="PATH",
                 help="Run in this repository (any directory inside it).",
@@ -113,7 +119,14 @@ def _build_command(spec: CommandSpec) -> click.Command:
         callback=functools.partial(_dispatch, spec),
         help=spec.summary + ("\n\n" + spec.description if spec.description else ""),
         short_help=spec.summary,
+        epilog=_examples(spec),
     )
+
+
+def _examples(spec: CommandSpec) -> str | None:
+    if not spec.examples:
+        return None
+    return "\b\nExamples:\n" + "\n".join(f"  {e}" for e in spec.examples[:3])
 
 
 def build_cli() -> click.Group:
@@ -125,7 +138,7 @@ def build_cli() -> click.Group:
     )
     root.params.append(
         click.Option(
-            ["--version"],
+            ["--version", "-V"],
             is_flag=True,
             expose_value=False,
             is_eager=True,
@@ -138,7 +151,9 @@ def build_cli() -> click.Group:
         for word in spec.words[:-1]:
             sub = group.commands.get(word)
             if sub is None:
-                sub = click.Group(word, help=f"`{word}` commands.")
+                sub = click.Group(
+                    word, help=GROUP_HELP.get(word, f"`{word}` commands."), no_args_is_help=True
+                )
                 group.add_command(sub)
             assert isinstance(sub, click.Group)
             group = sub
@@ -156,6 +171,10 @@ def _dispatch(spec: CommandSpec, **params: Any) -> None:
     from ragit.cli.invocation import run_spec
 
     ctx = click.get_current_context()
+    for arg in spec.arguments:
+        if arg.joins_words and not arg.variadic:
+            words = params.get(arg.name) or ()
+            params[arg.name] = " ".join(words) if words else None
     raise SystemExit(run_spec(spec, params, ctx))
 
 
@@ -182,7 +201,35 @@ def _requested_format(argv: Sequence[str], spec: CommandSpec | None) -> str:
         value = "text"
     if value in FORMATS:
         return value
+    from ragit.cli.invocation import environment_format, stdout_is_terminal
+
+    env = environment_format()
+    if env is not None:
+        return env
+    if stdout_is_terminal():
+        return "text"
     return spec.default_format if spec else "text"
+
+
+def _usage_line(exc: click.UsageError, spec: CommandSpec | None) -> str:
+    """One line for a click usage error, in the user's own words, with where to look."""
+    from ragit.cli.render import did_you_mean, paint
+
+    message = exc.format_message().rstrip(".")
+    ctx = exc.ctx
+    command = ctx.command if ctx is not None else None
+    if isinstance(exc, click.NoSuchOption) and exc.possibilities:
+        message = f"no such option '{exc.option_name}'; did you mean '{exc.possibilities[0]}'?"
+    elif isinstance(exc, click.NoSuchOption):
+        message = f"no such option '{exc.option_name}'"
+    elif message.startswith("No such command") and isinstance(command, click.Group):
+        name = message.split("'")[1] if "'" in message else ""
+        message = f"unknown command '{name}'{did_you_mean(name, command.commands)}"
+    elif message:
+        message = message[0].lower() + message[1:]
+    where = ctx.command_path if ctx is not None and ctx.command_path else "ragit"
+    label = paint("error:", "red", sys.stderr)
+    return f"{label} {message} (see: {where} --help)\n"
 
 
 def _usage_failure(exc: click.UsageError, argv: Sequence[str]) -> int:
@@ -195,11 +242,7 @@ def _usage_failure(exc: click.UsageError, argv: Sequence[str]) -> int:
     field = getattr(param, "name", None) or "arguments"
     error = InputInvalid(str(field), exc.format_message())
     env = envelope(spec.path if spec else "ragit", os.getcwd(), None, [], error)
-    human = None
-    if fmt in ("text", "both"):
-        ctx = exc.ctx
-        usage = ctx.get_usage() + "\n" if ctx is not None else ""
-        human = f"{usage}[ragit] error: {exc.format_message()}\n"
+    human = _usage_line(exc, spec) if fmt in ("text", "both") else None
     emit_failure(fmt, env, error, human=human)
     return error.exit_code
 

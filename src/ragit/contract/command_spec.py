@@ -16,6 +16,51 @@ VIEWS = ("minimal", "default", "full")
 SCOPES = ("durable", "session", "harness", "evidence", "all")
 
 
+# The keys of .ragit/config.toml (ragit.config.config_keys(); a test keeps them equal).
+CONFIG_KEYS: tuple[str, ...] = (
+    "project.name",
+    "project.default_branch",
+    "embedding.provider",
+    "embedding.model",
+    "embedding.base_url",
+    "embedding.timeout_ms",
+    "embedding.cache_enabled",
+    "embedding.cache_dir",
+    "embedding.dimensions",
+    "embedding.model_path",
+    "ingest.doc_globs",
+    "ingest.include",
+    "ingest.exclude",
+    "ingest.max_file_bytes",
+    "hooks.post_commit",
+    "hooks.post_merge",
+    "hooks.post_rewrite",
+    "hooks.post_checkout",
+    "retrieval.alpha",
+    "retrieval.top_k",
+    "memory.recall_top_k",
+    "memory.corpus_dir",
+    "security.secret_masking",
+    "security.remote_embedding_policy",
+    "security.admission_mode",
+    "security.quarantine_on_redaction",
+    "output.format",
+)
+
+# What each command group is for (the help of `ragit <group> --help`).
+GROUP_HELP: dict[str, str] = {
+    "config": "Read and edit .ragit/config.toml: typed keys, comments and order kept.",
+    "context": "Budgeted context packets for a goal, built from the snapshot of HEAD.",
+    "hooks": "Git hooks that ingest every new commit in the background.",
+    "memory": "Working memory across sessions: wrap the state, recall it, promote what lasts.",
+    "session": "Session records as artifacts bound to the snapshot they were made on.",
+    "artifact": "Review session, harness and evidence artifacts before they join retrieval.",
+    "harness": "Test-harness resources captured, verified and promoted as artifacts.",
+    "migrate": "Move the store to a new embedding profile without losing snapshots.",
+    "security": "Find and remove secrets from the configuration and the store.",
+}
+
+
 @dataclass(frozen=True)
 class Argument:
     """A positional argument."""
@@ -26,6 +71,8 @@ class Argument:
     required: bool = True
     variadic: bool = False
     input_key: str | None = None  # the --input JSON key it mirrors (a domain argument)
+    # The words of an unquoted question (`ragit query writer lock`) join into one value.
+    joins_words: bool = False
 
 
 @dataclass(frozen=True)

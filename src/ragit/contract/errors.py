@@ -275,7 +275,9 @@ class IngestCandidatesDirty(NotReadyError):
     code = "INGEST_CANDIDATES_DIRTY"
 
     def __init__(self, dirty: list[str]) -> None:
-        shown = " ".join(dirty[:10])
+        import shlex
+
+        shown = " ".join(shlex.quote(path) for path in dirty[:10])
         super().__init__(
             f"{len(dirty)} ingest candidate(s) differ from HEAD; commit them first",
             details={"dirtyCandidates": list(dirty)},

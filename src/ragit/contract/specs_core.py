@@ -178,7 +178,12 @@ CORE_COMMANDS: tuple[CommandSpec, ...] = (
         input_model="ragit.retrieve.query:QueryInput",
         arguments=(
             Argument(
-                "question", "string", "What to search for.", required=True, input_key="question"
+                "question",
+                "string",
+                "What to search for (unquoted words join into one question).",
+                required=True,
+                input_key="question",
+                joins_words=True,
             ),
         ),
         options=(
@@ -228,7 +233,12 @@ CORE_COMMANDS: tuple[CommandSpec, ...] = (
         input_model="ragit.retrieve.query:ContextPackInput",
         arguments=(
             Argument(
-                "goal", "string", "The goal the packet serves.", required=True, input_key="goal"
+                "goal",
+                "string",
+                "The goal the packet serves (unquoted words join into one goal).",
+                required=True,
+                input_key="goal",
+                joins_words=True,
             ),
         ),
         options=(

@@ -48,8 +48,18 @@ MEMORY_COMMANDS: tuple[CommandSpec, ...] = (
         default_format="both",
         group="memory",
         views=True,
-        arguments=(Argument("goal", "string", "The goal to resume."),),
-        examples=('ragit memory recall "resume auth flow" --view minimal --format json',),
+        arguments=(
+            Argument(
+                "goal",
+                "string",
+                "The goal to resume (unquoted words join into one goal).",
+                joins_words=True,
+            ),
+        ),
+        examples=(
+            "ragit memory recall resume the auth flow",
+            'ragit memory recall "resume auth flow" --view minimal --format json',
+        ),
         related=("memory wrap", "query", "context pack"),
     ),
     CommandSpec(
@@ -95,7 +105,10 @@ MEMORY_COMMANDS: tuple[CommandSpec, ...] = (
         supports_dry_run=True,
         input_model="ragit.memory.models:SessionMaterializeInput",
         input_required=True,
-        examples=("ragit session materialize --input session.json --dry-run --format json",),
+        examples=(
+            "ragit session materialize --input session.json --dry-run --format json",
+            "ragit session materialize --input session.json",
+        ),
         related=("artifact review", "timeline"),
     ),
     CommandSpec(
@@ -116,7 +129,10 @@ MEMORY_COMMANDS: tuple[CommandSpec, ...] = (
         supports_dry_run=True,
         input_model="ragit.memory.models:ArtifactReviewInput",
         input_required=True,
-        examples=("ragit artifact review --input review.json --dry-run --format json",),
+        examples=(
+            "ragit artifact review --input review.json --dry-run --format json",
+            "ragit artifact review --input review.json",
+        ),
         related=("session materialize", "harness promote", "query"),
     ),
     CommandSpec(
@@ -138,7 +154,10 @@ MEMORY_COMMANDS: tuple[CommandSpec, ...] = (
         supports_dry_run=True,
         input_model="ragit.harness.models:HarnessCaptureInput",
         input_required=True,
-        examples=("ragit harness capture --input harness.json --dry-run --format json",),
+        examples=(
+            "ragit harness capture --input harness.json --dry-run --format json",
+            "ragit harness capture --input harness.json",
+        ),
         related=("harness verify", "harness run", "harness pack"),
     ),
     CommandSpec(
@@ -155,7 +174,10 @@ MEMORY_COMMANDS: tuple[CommandSpec, ...] = (
                 required=True,
             ),
         ),
-        examples=("ragit harness verify --suite art_harness_suite_0123456789abcdef",),
+        examples=(
+            "ragit harness verify --suite art_harness_suite_0123456789abcdef",
+            "ragit harness verify --suite art_harness_suite_0123456789abcdef --format json",
+        ),
         related=("harness capture", "harness run"),
     ),
     CommandSpec(
@@ -174,7 +196,10 @@ MEMORY_COMMANDS: tuple[CommandSpec, ...] = (
         supports_dry_run=True,
         input_model="ragit.harness.models:HarnessRunInput",
         input_required=True,
-        examples=("ragit harness run --input run.json --dry-run --format json",),
+        examples=(
+            "ragit harness run --input run.json --dry-run --format json",
+            "ragit harness run --input run.json",
+        ),
         related=("harness verify", "harness capture", "timeline"),
     ),
     CommandSpec(
@@ -184,7 +209,10 @@ MEMORY_COMMANDS: tuple[CommandSpec, ...] = (
         default_format="json",
         group="harness",
         arguments=(Argument("suite_ref", "string", "Suite artifact id or its JSON path."),),
-        examples=("ragit harness pack art_harness_suite_0123456789abcdef",),
+        examples=(
+            "ragit harness pack art_harness_suite_0123456789abcdef",
+            "ragit harness pack art_harness_suite_0123456789abcdef --format json",
+        ),
         related=("harness verify", "harness run"),
     ),
     CommandSpec(
@@ -203,7 +231,10 @@ MEMORY_COMMANDS: tuple[CommandSpec, ...] = (
         supports_dry_run=True,
         input_model="ragit.harness.models:HarnessPromoteInput",
         input_required=True,
-        examples=("ragit harness promote --input promote.json --dry-run --format json",),
+        examples=(
+            "ragit harness promote --input promote.json --dry-run --format json",
+            "ragit harness promote --input promote.json",
+        ),
         related=("artifact review", "ingest"),
     ),
     CommandSpec(
@@ -229,8 +260,16 @@ MEMORY_COMMANDS: tuple[CommandSpec, ...] = (
                 "Only events of this kind.",
                 enum=("session", "artifact", "memory", "harness", "ingest", "security"),
             ),
-            Option("--since", "string", "Only events recorded at or after this ISO-8601 instant."),
-            Option("--until", "string", "Only events recorded at or before this ISO-8601 instant."),
+            Option(
+                "--since",
+                "string",
+                "Only events recorded at or after this ISO-8601 instant or date (UTC day).",
+            ),
+            Option(
+                "--until",
+                "string",
+                "Only events recorded at or before this ISO-8601 instant or date (UTC day).",
+            ),
             Option(
                 "--max-count",
                 "integer",

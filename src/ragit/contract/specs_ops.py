@@ -1,12 +1,12 @@
 """Command specs: upkeep and security.
 
-``hooks``, ``doctor``, ``repair``, ``migrate embeddings``, ``config set`` and
-``security audit``/``security purge`` (see :mod:`ragit.contract.registry`).
+``hooks``, ``doctor``, ``repair``, ``migrate embeddings``, ``config set|get|list``,
+``completion`` and ``security audit``/``security purge`` (see :mod:`ragit.contract.registry`).
 """
 
 from __future__ import annotations
 
-from ragit.contract.command_spec import Argument, CommandSpec, Option
+from ragit.contract.command_spec import CONFIG_KEYS, Argument, CommandSpec, Option
 
 OPS_COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec(
@@ -34,7 +34,7 @@ OPS_COMMANDS: tuple[CommandSpec, ...] = (
         group="hooks",
         mutating=True,
         supports_dry_run=True,
-        examples=("ragit hooks uninstall --dry-run --format json",),
+        examples=("ragit hooks uninstall --dry-run --format json", "ragit hooks uninstall"),
         related=("hooks install", "hooks status"),
     ),
     CommandSpec(
@@ -43,7 +43,7 @@ OPS_COMMANDS: tuple[CommandSpec, ...] = (
         handler="ragit.cli.commands.hooks:run_status",
         default_format="json",
         group="hooks",
-        examples=("ragit hooks status",),
+        examples=("ragit hooks status", "ragit hooks status --format json"),
         related=("hooks install",),
     ),
     CommandSpec(
@@ -113,7 +113,8 @@ OPS_COMMANDS: tuple[CommandSpec, ...] = (
         summary="Set one configuration key with typed validation, keeping comments and order.",
         description=(
             "Edits .ragit/config.toml in place. Keys are `section.key`; unknown keys and "
-            "wrongly typed values are rejected. Lists are given comma-separated or as a JSON array."
+            "wrongly typed values are rejected. Lists are given comma-separated or as a JSON "
+            "array. Keys: " + ", ".join(CONFIG_KEYS) + "."
         ),
         handler="ragit.cli.commands.config:run_set",
         default_format="json",
@@ -121,12 +122,64 @@ OPS_COMMANDS: tuple[CommandSpec, ...] = (
         mutating=True,
         supports_dry_run=True,
         arguments=(
-            Argument("key", "string", "The `section.key` to set."),
+            Argument("key", "string", "The `section.key` to set (see `ragit config list`)."),
             Argument("value", "string", "The new value."),
         ),
         output_model="ragit.ops.config_set:ConfigSetData",
-        examples=("ragit config set retrieval.top_k 8", "ragit config set output.format json"),
-        related=("status",),
+        examples=(
+            "ragit config set retrieval.top_k 8",
+            "ragit config set output.format json",
+            "ragit config set ingest.include 'README.md,docs/**,adr/**'",
+        ),
+        related=("config get", "config list", "status"),
+    ),
+    CommandSpec(
+        path="config get",
+        summary="Print one configuration key's effective value (the default when unset).",
+        description="Keys: " + ", ".join(CONFIG_KEYS) + ".",
+        handler="ragit.cli.commands.config:run_get",
+        default_format="json",
+        group="config",
+        arguments=(Argument("key", "string", "The `section.key` to read."),),
+        output_model="ragit.cli.commands.config:ConfigEntry",
+        examples=(
+            "ragit config get retrieval.top_k",
+            "ragit config get output.format --format json",
+        ),
+        related=("config list", "config set"),
+    ),
+    CommandSpec(
+        path="config list",
+        summary="List every configuration key with its effective value and default.",
+        description=(
+            "Reads .ragit/config.toml (defaults when it does not exist). `set` tells whether the "
+            "file sets the key; base_url credentials are never shown."
+        ),
+        handler="ragit.cli.commands.config:run_list",
+        default_format="json",
+        group="config",
+        output_model="ragit.cli.commands.config:ConfigListData",
+        examples=("ragit config list", "ragit config list --format json"),
+        related=("config get", "config set"),
+    ),
+    CommandSpec(
+        path="completion",
+        summary="Print the shell completion script for bash, zsh or fish.",
+        description=(
+            'Add `eval "$(ragit completion bash)"` to ~/.bashrc (zsh: ~/.zshrc), or write '
+            "`ragit completion fish` to ~/.config/fish/completions/ragit.fish."
+        ),
+        handler="ragit.cli.commands.completion:run",
+        default_format="text",
+        arguments=(Argument("shell", "string", "bash, zsh or fish."),),
+        takes_cwd=False,
+        output_model="ragit.cli.commands.completion:CompletionData",
+        examples=(
+            'eval "$(ragit completion bash)"',
+            'eval "$(ragit completion zsh)"',
+            "ragit completion fish > ~/.config/fish/completions/ragit.fish",
+        ),
+        related=("describe",),
     ),
     CommandSpec(
         path="security audit",

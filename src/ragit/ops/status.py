@@ -7,6 +7,7 @@ the CLI and the MCP ``ragit_status`` tool.
 
 from __future__ import annotations
 
+import shlex
 from typing import Any
 
 from ragit.contract.errors import (
@@ -48,7 +49,8 @@ def _snapshot_block(ws: Workspace, git: GitRepo, dirty: dict[str, str]) -> dict[
                 f"no manifest for HEAD, and {len(candidates)} document candidate(s) have "
                 "uncommitted changes that block ingest"
             )
-            block["recovery"] = "git add " + " ".join(candidates[:10]) + " && git commit"
+            quoted = " ".join(shlex.quote(path) for path in candidates[:10])
+            block["recovery"] = f"git add {quoted} && git commit"
         if not ws.is_initialized():
             block["recovery"] = "ragit init --yes"  # an ingest would fail with NOT_INITIALIZED
         return block

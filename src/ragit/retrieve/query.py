@@ -173,13 +173,13 @@ def retrieve_hits(
 ) -> tuple[Any, list[Hit], list[str]]:
     from ragit.config import load_config
     from ragit.snapshot._git import GitRepo
-    from ragit.snapshot.selection import DIRTY_WARNING, select_snapshot
+    from ragit.snapshot.selection import dirty_warning, select_snapshot
 
     git = GitRepo(ws.root)
     selection = select_snapshot(ws, git, at)
     warnings: list[str] = []
     if selection.worktree_dirty:
-        warnings.append(DIRTY_WARNING)
+        warnings.append(dirty_warning(ws, git))
     cfg = load_config(ws)
     hits: list[Hit] = []
     if scope in ("durable", "all"):

@@ -24,6 +24,36 @@ DIRTY_WARNING = (
 )
 
 
+def dirty_documents(ws: Workspace, git: GitRepo) -> list[str]:
+    """Uncommitted paths an ingest would index (the configured document surface), sorted."""
+    from ragit.config import load_config
+    from ragit.contract.errors import RagitError
+    from ragit.snapshot.surface import SurfaceMatcher
+
+    dirty = git.dirty_paths()
+    if not dirty:
+        return []
+    try:
+        cfg = load_config(ws)
+    except RagitError:
+        return sorted(dirty)
+    surface = SurfaceMatcher(cfg.ingest.doc_globs, cfg.ingest.include, cfg.ingest.exclude)
+    return sorted(path for path in dirty if surface.matches(path))
+
+
+def dirty_warning(ws: Workspace, git: GitRepo) -> str:
+    """The warning of a read on a dirty worktree (contract §5), naming dirty documents.
+
+    The text always begins with :data:`DIRTY_WARNING`; when documents the snapshot would
+    hold have uncommitted changes, the first ten are named after it.
+    """
+    docs = dirty_documents(ws, git)
+    if not docs:
+        return DIRTY_WARNING
+    more = f" and {len(docs) - 10} more" if len(docs) > 10 else ""
+    return f"{DIRTY_WARNING}: {', '.join(docs[:10])}{more}"
+
+
 @dataclass(frozen=True)
 class Selection:
     """A resolved, loaded snapshot."""

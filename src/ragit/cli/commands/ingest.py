@@ -5,30 +5,43 @@ from __future__ import annotations
 from typing import Any
 
 from ragit.cli.invocation import Invocation, Outcome
+from ragit.cli.render import paint, value
 
 
 def render(data: dict[str, Any]) -> str:
-    lines = [f"ingest ({data['mode']}) {data['commitSha']}"]
-    for key in (
-        "baseMode",
-        "baseSha",
-        "documents",
-        "processed",
-        "reused",
-        "skipped",
-        "embedded",
-        "masked",
-        "wouldFail",
-        "noop",
-    ):
-        lines.append(f"- {key}: {data.get(key)}")
+    """What was indexed (or would be), then what blocks it, then where the manifest is."""
+    sha = str(data.get("commitSha") or "-")[:12]
+    dry = data["mode"] != "apply"
+    if data.get("noop"):
+        lines = [f"nothing to do: the snapshot of {sha} is already indexed"]
+    else:
+        base = (
+            "full snapshot"
+            if data.get("fullSnapshot")
+            else (
+                f"on top of {str(data['baseSha'])[:12]}"
+                if data.get("baseSha")
+                else data["baseMode"]
+            )
+        )
+        verb = "would index" if dry else "indexed"
+        lines = [
+            f"{verb} {data['documents']} document(s) at {sha} ({base}): "
+            f"{data['processed']} processed, {data['reused']} reused, "
+            f"{data['embedded']} chunk(s) embedded, {data['masked']} masked"
+        ]
+    if dry:
+        lines.append(f"would fail: {value(data.get('wouldFail'))}")
     if data["dirtyCandidates"]:
-        lines.append("- dirtyCandidates: " + ", ".join(data["dirtyCandidates"]))
+        lines.append("uncommitted: " + ", ".join(data["dirtyCandidates"]))
     for blocker in data.get("blockers", []):
-        lines.append(f"- blocker: {blocker['code']}")
+        lines.append(f"{paint('blocker:', 'red')} {blocker['code']}")
     for item in data.get("skippedFiles", []):
-        lines.append(f"- skipped {item['path']}: {item['reason']}")
-    lines.append(f"- manifest: {data['manifestPath']}")
+        lines.append(f"skipped {item['path']}: {item['reason']}")
+    timings = data.get("timings") or {}
+    if not dry and data.get("manifestPath"):
+        took = f" in {timings['totalMs'] / 1000:.1f} s" if timings.get("totalMs") else ""
+        lines.append(f"manifest: {data['manifestPath']}{took}")
     return "\n".join(lines)
 
 

@@ -57,6 +57,16 @@ def _append_gitignore(path: Path, entries: list[str]) -> None:
     atomic_write_bytes(path, prefix + block.encode("utf-8"))
 
 
+def _default_branch(root: Path) -> str | None:
+    """The branch HEAD names (born or not), or None when HEAD is detached."""
+    from ragit.snapshot._git import GitRepo
+
+    try:
+        return GitRepo(root).head().branch
+    except Exception:  # an unreadable HEAD keeps the documented default
+        return None
+
+
 def init_repository(start: Path, *, git_init: bool, dry_run: bool) -> InitData:
     """Bootstrap RAGit at the repository containing ``start``.
 
@@ -86,7 +96,7 @@ def init_repository(start: Path, *, git_init: bool, dry_run: bool) -> InitData:
         added: list[str] = []
     else:
         if not config_exists:
-            atomic_write_text(ws.config_path, default_config_toml())
+            atomic_write_text(ws.config_path, default_config_toml(_default_branch(root)))
         if missing:
             _append_gitignore(ws.gitignore_path, missing)
         config_status = "exists" if config_exists else "created"

@@ -2,38 +2,48 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from ragit.cli.invocation import Invocation, Outcome
+from ragit.cli.render import paint
+
+_EXCERPT_LINES = 10
+_EXCERPT_CHARS = 700
 
 
-def _header(data: dict[str, Any], first: tuple[str, str], view: str, scope: str) -> list[str]:
-    snap = data["snapshot"]
-    red = data["redactionSummary"]
-    return [
-        f"{first[0]}: {first[1]}",
-        f"snapshot: {data['snapshotSha']}",
-        f"requested_ref: {snap['requestedRef']}  selection: {snap['selection']}  "
-        f"status: {snap['status']}",
-        f"branch: {snap['branch'] or '-'}  detached: {str(snap['detached']).lower()}  "
-        f"worktree_dirty: {str(snap['worktreeDirty']).lower()}",
-        f"scope: {scope}  view: {view}  hits: {len(data['hits'])}  "
-        f"warnings: {len(data['warnings'])}",
-        f"redaction_applied: {str(red['applied']).lower()}  masked_count: {red['maskedCount']}",
-    ]
+def _excerpt_lines(hit: dict[str, Any], view: str) -> list[str]:
+    """The hit's text as lines: line breaks and code fences kept (full text only when asked)."""
+    if "text" not in hit:
+        return [str(hit.get("excerpt", ""))]
+    lines = str(hit["text"]).strip("\n").splitlines()
+    if view == "full":
+        return lines or [""]
+    out: list[str] = []
+    size = 0
+    fenced = False
+    for line in lines:
+        if len(out) >= _EXCERPT_LINES or size + len(line) > _EXCERPT_CHARS:
+            if fenced:
+                out.append("```")
+            out.append("…")
+            break
+        out.append(line)
+        size += len(line)
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+    return out or [""]
 
 
-def _hit_lines(hits: list[dict[str, Any]]) -> list[str]:
+def _hit_lines(hits: list[dict[str, Any]], view: str) -> list[str]:
     lines: list[str] = []
     for n, hit in enumerate(hits, 1):
-        lines.append("")
-        lines.append(
-            f"{n}. [{hit['citation']['id']}] `{hit['path']}` · {hit['sectionTitle']} · "
-            f"score={hit['scoreFinal']:.4f}"
-        )
-        body = hit.get("text", hit.get("excerpt", ""))
-        for line in str(body).splitlines() or [""]:
-            lines.append(f"   {line}")
+        if n > 1:
+            lines.append("")
+        title = f" · {hit['sectionTitle']}" if hit.get("sectionTitle") else ""
+        lines.append(f"{n}. {hit['path']}{title}  ({hit['scoreFinal']:.3f})")
+        lines.extend(f"   {line}" if line else "" for line in _excerpt_lines(hit, view))
+        lines.append(f"   cite: {hit['citation']['id']}")
         if "scoreBreakdown" in hit:
             b = hit["scoreBreakdown"]
             inputs = b["retrieval"]["inputs"]
@@ -46,30 +56,61 @@ def _hit_lines(hits: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def _footer(data: dict[str, Any], what: str, view: str, scope: str) -> list[str]:
+    snap = data["snapshot"]
+    red = data["redactionSummary"]
+    where = snap["branch"] or "detached HEAD"
+    short = (data["snapshotSha"] or "-")[:12]
+    hits = len(data["hits"])
+    lines = [
+        f"{hits} hit{'s' if hits != 1 else ''} for {what} · snapshot {short} "
+        f"({snap['requestedRef']}, {where}) · scope {scope} · view {view}"
+    ]
+    if red["applied"]:
+        lines.append(f"masked: {red['maskedCount']} secret(s) in the output")
+    return lines
+
+
+def _warning_lines(data: dict[str, Any]) -> list[str]:
+    """Warnings for a person: the bare dirty-worktree warning (no document among the
+    uncommitted changes, so nothing the results could hold) is left to the envelope."""
+    from ragit.snapshot.selection import DIRTY_WARNING
+
+    shown = [w for w in data["warnings"] if w != DIRTY_WARNING]
+    return [f"{paint('warning:', 'yellow')} {w}" for w in shown]
+
+
 def render_query(data: dict[str, Any], view: str) -> str:
-    lines = _header(data, ("question", data["query"]), view, data["scope"])
-    lines.append(f"explain: {str(data['explain']).lower()}")
-    lines += _hit_lines(data["hits"])
-    for warning in data["warnings"]:
-        lines.append(f"warning: {warning}")
+    """Hits first, then one line of metadata, then warnings."""
+    lines = _hit_lines(data["hits"], view) or ["no hits"]
+    lines += ["", *_footer(data, repr_question(data["query"]), view, data["scope"])]
+    lines += _warning_lines(data)
     return "\n".join(lines)
+
+
+def repr_question(text: str) -> str:
+    """A question quoted for a person (double quotes, no Python escapes)."""
+    return "\u201c" + text + "\u201d"
 
 
 def render_pack(data: dict[str, Any], view: str, scope: str) -> str:
+    """Selected hits first, then the budget and selection, then warnings."""
     sel = data["selection"]
-    lines = _header(data, ("goal", data["goal"]), view, scope)
-    lines += [
-        f"budget: {data['budget']}  used_tokens: {data['usedTokens']}  "
-        f"selected_hits: {data['selectedHits']}",
-        f"selection_strategy: {sel['strategy']}  candidate_hits: {sel['candidateHits']}  "
-        f"unique_citations: {sel['uniqueCitations']}  selected_sources: {sel['selectedSources']}  "
-        f"duplicate_citations_skipped: {sel['duplicateCitationsSkipped']}  "
-        f"budget_rejected_hits: {sel['budgetRejectedHits']}",
-    ]
-    lines += _hit_lines(data["hits"])
-    for warning in data["warnings"]:
-        lines.append(f"warning: {warning}")
+    lines = _hit_lines(data["hits"], view) or ["nothing selected"]
+    lines += ["", *_footer(data, repr_question(data["goal"]), view, scope)]
+    lines.append(
+        f"budget: {data['usedTokens']} of {data['budget']} tokens used by "
+        f"{data['selectedHits']} hit(s) from {sel['selectedSources']} source(s); "
+        f"{sel['candidateHits']} candidates, {sel['duplicateCitationsSkipped']} duplicate "
+        f"citation(s) skipped, {sel['budgetRejectedHits']} over budget"
+    )
+    lines += _warning_lines(data)
     return "\n".join(lines)
+
+
+def _text_view(inv: Invocation, view: str) -> str:
+    """The view to retrieve: ``full`` for a text-only default view, to keep line breaks."""
+    return "full" if inv.fmt == "text" and view == "default" else view
 
 
 def run_query_cmd(inv: Invocation) -> Outcome:
@@ -106,9 +147,10 @@ def run_query_cmd(inv: Invocation) -> Outcome:
             view=inv.view,
         )
     check_query(req)
-    data = run_query(ws, req)
+    shown = req.view
+    data = run_query(ws, replace(req, view=_text_view(inv, shown)))
     return Outcome(
-        data=data, text=lambda: render_query(data, req.view), warnings=list(data["warnings"])
+        data=data, text=lambda: render_query(data, shown), warnings=list(data["warnings"])
     )
 
 
@@ -161,9 +203,10 @@ def run_context_pack_cmd(inv: Invocation) -> Outcome:
             view=inv.view,
         )
     check_pack(req)
+    shown = req.view
     data = run_context_pack(ws, req)
     return Outcome(
         data=data,
-        text=lambda: render_pack(data, req.view, req.scope),
+        text=lambda: render_pack(data, shown, req.scope),
         warnings=list(data["warnings"]),
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ragit.cli.invocation import Invocation, Outcome
+from ragit.cli.render import paint, value
 from ragit.contract.models import WireModel
 
 
@@ -28,31 +29,61 @@ class StatusData(WireModel):
     security: dict[str, Any] | None = None
 
 
+def _lock(lock: dict[str, Any]) -> str:
+    state = lock.get("state")
+    if state == "missing":
+        return "free"
+    owner = lock.get("owner")
+    if isinstance(owner, dict):
+        who = ", ".join(f"{k} {value(v)}" for k, v in owner.items() if v is not None)
+        return f"{state} ({who})" if who else str(state)
+    return str(state)
+
+
 def render(data: dict[str, Any]) -> str:
+    """Readiness first (snapshot, next step), then the repository, store and config."""
     snap = data["snapshot"]
+    state = snap["status"]
+    headline = paint(state, "green" if state == "indexed" else "yellow")
     lines = [
-        f"repository: {data['root']}",
-        f"initialized: {'yes' if data['initialized'] else 'no (run: ragit init --yes)'}",
-        f"branch: {data['branch'] or '(detached)' if data['detached'] else data['branch']}",
-        f"head: {data['head'] or '(no commit yet)'}",
-        f"worktree dirty: {'yes' if data['worktreeDirty'] else 'no'}",
-        f"snapshot: {snap['status']}" + (f" ({snap['reason']})" if snap.get("reason") else ""),
+        f"snapshot:     {headline}" + (f" — {snap['reason']}" if snap.get("reason") else ""),
     ]
     if snap.get("recovery"):
-        lines.append(f"  recovery: {snap['recovery']}")
+        lines.append(f"next:         {snap['recovery']}")
+    if data["detached"]:
+        branch = "detached HEAD"
+    else:
+        branch = data["branch"] or "-"
+    lines += [
+        f"search ready: {value(data['searchReady'])}",
+        "",
+        f"repository:   {data['root']}",
+        f"initialized:  {value(data['initialized'])}"
+        + ("" if data["initialized"] else " (run: ragit init --yes)"),
+        f"branch:       {branch}",
+        f"head:         {data['head'] or 'no commit yet'}",
+        f"dirty:        {value(data['worktreeDirty'])}",
+    ]
     store = data["store"]
     if store.get("present"):
         lines.append(
-            f"store: generation {store.get('generation')}, {store.get('chunkCount')} chunks"
+            f"store:        generation {store.get('generation')}, {store.get('chunkCount')} chunks"
             if store.get("readable")
-            else f"store: unreadable ({store.get('reason')})"
+            else f"store:        unreadable ({store.get('reason')})"
         )
     else:
-        lines.append("store: not created yet (the first ingest creates it)")
-    lines.append(f"manifests: {data['manifests']}")
-    lines.append(f"writer lock: {data['writerLock']['state']}")
+        lines.append("store:        not created yet (the first ingest creates it)")
+    lines.append(f"manifests:    {data['manifests']}")
+    emb = data.get("embedding") or {}
+    configured = emb.get("configured") or {}
+    if configured:
+        migrate = "; migration needed" if emb.get("needsMigration") else ""
+        lines.append(
+            f"embedding:    {configured.get('provider')} / {configured.get('model')}{migrate}"
+        )
+    lines.append(f"writer lock:  {_lock(data['writerLock'])}")
     pending = data["transactions"]["pending"]
-    lines.append(f"pending transactions: {len(pending)}")
+    lines.append(f"pending:      {len(pending)} unfinished transaction(s)")
     return "\n".join(lines)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ragit.cli.invocation import Invocation, Outcome
@@ -32,6 +33,8 @@ def run(inv: Invocation) -> Outcome:
     kind = p.get("kind")
     if kind is not None and kind not in KINDS:
         raise InputInvalid("kind", f"must be one of {', '.join(KINDS)}")
+    p = {**p, "since": _day(p.get("since"), "T00:00:00Z")}
+    p["until"] = _day(p.get("until"), "T23:59:59.999999Z")
     for name in ("since", "until"):
         if p.get(name) is not None:
             parse_instant(p[name], name)
@@ -53,6 +56,16 @@ def run(inv: Invocation) -> Outcome:
     ws = inv.workspace()
     data = timeline(ws, filters, inv.view)
     return Outcome(data=data, text=lambda: render_timeline(data), warnings=list(data["warnings"]))
+
+
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def _day(raw: str | None, time: str) -> str | None:
+    """A bare date (``2026-12-01``) as the instant that starts (or ends) that UTC day."""
+    if raw is not None and _DATE.fullmatch(raw.strip()):
+        return raw.strip() + time
+    return raw
 
 
 def render_timeline(data: dict[str, Any]) -> str:
