@@ -51,6 +51,10 @@ def render(data: dict[str, Any]) -> str:
         lines.append("store: not created yet (the first ingest creates it)")
     lines.append(f"manifests: {data['manifests']}")
     lines.append(f"writer lock: {data['writerLock']['state']}")
+    memory = data["memoryLock"]
+    if memory["state"] == "active" and memory["owner"]:
+        owner = memory["owner"]
+        lines.append(f"memory lock: held by pid {owner.get('pid')} ({owner.get('command')})")
     pending = data["transactions"]["pending"]
     lines.append(f"pending transactions: {len(pending)}")
     return "\n".join(lines)
