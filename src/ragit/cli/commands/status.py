@@ -24,6 +24,7 @@ class StatusData(WireModel):
     store: dict[str, Any]
     embedding: dict[str, Any]
     writer_lock: dict[str, Any]
+    memory_lock: dict[str, Any]
     transactions: dict[str, Any]
     security: dict[str, Any] | None = None
 
