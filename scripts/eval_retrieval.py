@@ -15,6 +15,14 @@ and nearest-rank p50/p95 query latency.
     python scripts/eval_retrieval.py                       # upstream-retrieval-v1
     python scripts/eval_retrieval.py --dataset other.json --json report.json
     python scripts/eval_retrieval.py --min-ndcg 0.95       # CI gate
+    python scripts/eval_retrieval.py --dataset ../shared/benchmarks/ko-react-dev-v1
+
+A dataset in the single-corpus format (a directory, or its ``cases.json``, holding
+``{datasetId, corpus, cases: [{id, query, judgments}]}`` with the documents under
+``corpus/``, placed under ``docs/`` so that the default surface indexes them) is read
+as one repository whose queries are one variant (``ko`` for a
+Korean set: every query is scored in that slice); the noise drop needs all three
+variants and is reported only then.
 """
 
 from __future__ import annotations
@@ -63,6 +71,40 @@ def _run(argv: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Complete
 def _must(proc: subprocess.CompletedProcess[str], what: str) -> None:
     if proc.returncode != 0:
         raise SystemExit(f"{what} failed ({proc.returncode}): {proc.stderr or proc.stdout}")
+
+
+def load_dataset(path: Path) -> dict[str, Any]:
+    """The dataset at ``path`` in the multi-repository format ``{repositories: [...]}``."""
+    if path.is_dir():
+        path = path / "cases.json"
+    dataset: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    if "repositories" in dataset:
+        return dataset
+    corpus = path.parent / dataset["corpus"]
+    documents = [
+        {"path": f"docs/{doc.relative_to(corpus)}", "content": doc.read_text(encoding="utf-8")}
+        for doc in sorted(corpus.rglob("*"))
+        if doc.is_file()
+    ]
+    variant = (
+        "ko"
+        if any("\uac00" <= ch <= "\ud7a3" for c in dataset["cases"] for ch in c["query"])
+        else "en"
+    )
+    topics = [
+        {
+            "id": c["id"],
+            "queries": {variant: c["query"]},
+            "judgments": [{**j, "path": f"docs/{j['path']}"} for j in c["judgments"]],
+        }
+        for c in dataset["cases"]
+    ]
+    repo = {
+        "id": dataset.get("datasetId", path.parent.name),
+        "documents": documents,
+        "topics": topics,
+    }
+    return {"datasetId": dataset.get("datasetId"), "repositories": [repo]}
 
 
 def build_repo(
@@ -163,7 +205,7 @@ def main() -> int:
 
     impl = shlex.split(args.impl) if args.impl else [str(Path(sys.executable).with_name("ragit"))]
     config = [tuple(item.split("=", 1)) for item in args.config]
-    dataset = json.loads(args.dataset.read_text(encoding="utf-8"))
+    dataset = load_dataset(args.dataset)
     work = Path(tempfile.mkdtemp(prefix="ragit-eval-"))
     cases: list[dict[str, Any]] = []
     try:
@@ -174,7 +216,7 @@ def main() -> int:
             repo_dir = work / repo["id"]
             head = build_repo(repo, repo_dir, impl, env, config)  # type: ignore[arg-type]
             for topic in repo["topics"]:
-                for variant in VARIANTS:
+                for variant in (v for v in VARIANTS if v in topic["queries"]):
                     case = {
                         "id": f"{repo['id']}/{topic['id']}/{variant}",
                         "repository": repo["id"],
@@ -198,7 +240,8 @@ def main() -> int:
         shutil.rmtree(work, ignore_errors=True)
 
     overall = score(cases)
-    by_variant = {v: score([c for c in cases if c["variant"] == v]) for v in VARIANTS}
+    variants = [v for v in VARIANTS if any(c["variant"] == v for c in cases)]
+    by_variant = {v: score([c for c in cases if c["variant"] == v]) for v in variants}
     by_repo = {
         r: score([c for c in cases if c["repository"] == r])
         for r in sorted({c["repository"] for c in cases})
@@ -209,18 +252,19 @@ def main() -> int:
         group = {
             c["variant"]: c["ndcgAt10"] for c in cases if (c["repository"], c["topic"]) == topic_key
         }
-        clean.append((group["en"] + group["ko"]) / 2)
-        noisy.append(group["mixed-noisy"])
-    mean_clean = statistics.fmean(clean)
+        if all(v in group for v in VARIANTS):
+            clean.append((group["en"] + group["ko"]) / 2)
+            noisy.append(group["mixed-noisy"])
+    mean_clean = statistics.fmean(clean) if clean else 0.0
     noise_drop = max(0.0, mean_clean - statistics.fmean(noisy)) / mean_clean if mean_clean else 0.0
     latencies = [c["latencyMs"] for c in cases]
-    report = {
+    report: dict[str, Any] = {
         "dataset": dataset.get("datasetId"),
         "cases": len(cases),
         "overall": overall,
         "byVariant": by_variant,
         "byRepository": by_repo,
-        "relativeNoiseDrop": noise_drop,
+        "relativeNoiseDrop": noise_drop if clean else None,
         "latencyMs": {
             "p50": nearest_rank(latencies, 50),
             "p95": nearest_rank(latencies, 95),
@@ -253,8 +297,9 @@ def main() -> int:
     )
     for name, m in rows:
         print(f"{name:<22}{m['ndcgAt10']:>9.4f}{m['recallAt5']:>8.4f}{m['mrrAt10']:>9.4f}")
+    drop_text = f"{noise_drop:.4f}" if clean else "n/a"
     print(
-        f"relative noise drop: {noise_drop:.4f}   latency p50 {report['latencyMs']['p50']:.0f} ms"
+        f"relative noise drop: {drop_text}   latency p50 {report['latencyMs']['p50']:.0f} ms"
         f"  p95 {report['latencyMs']['p95']:.0f} ms"
     )
     if args.json:

@@ -14,8 +14,10 @@ States (:func:`inspect`):
 
 - ``missing`` — no lock file.
 - ``active`` — same host, the pid is alive and (where known) its start time and boot id match.
-- ``stale`` — same host, the process is gone (dead pid, zombie, pid reused by a process with
-  another start time, or another boot): :func:`take` reclaims it.
+- ``stale`` — same host, the process is provably gone (no such pid, zombie, pid reused by a
+  process with another start time, or another boot): :func:`take` reclaims it. A pid whose
+  ``/proc`` entry cannot be read (``hidepid``, another user) but that ``kill(pid, 0)`` finds
+  is alive: unknown is never taken for dead.
 - ``unknown`` — another host, or an owner that cannot be read: nobody can prove that owner dead.
 
 The process start time is field 22 of ``/proc/<pid>/stat`` on Linux; elsewhere it is not
@@ -105,11 +107,16 @@ def boot_id() -> str | None:
 
 
 def _pid_alive(pid: int) -> bool:
+    """Whether ``pid`` is a running process; ``True`` unless it is provably gone.
+
+    An unreadable ``/proc/<pid>/stat`` proves nothing: a ``hidepid`` mount hides other
+    users' processes (``ENOENT`` or ``EACCES``), so ``kill(pid, 0)`` decides then, and
+    ``EPERM`` (a process of another user) means alive.
+    """
     if _PROC_STAT:
         fields = _linux_stat(pid)
-        if fields is None:
-            return False
-        return fields[0] not in ("Z", "X", "x")  # a zombie has already exited
+        if fields is not None:
+            return fields[0] not in ("Z", "X", "x")  # a zombie has already exited
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -187,6 +194,26 @@ def inspect(path: Path) -> LockInfo:
     if owner is None:
         return LockInfo("unknown", None, path)
     return LockInfo(owner_state(owner), owner, path)
+
+
+def inspect_flocked(path: Path) -> LockInfo:
+    """Whether a :func:`flocked` holder holds ``path`` (``active``, with the owner it wrote)
+    or nobody does (``missing``). Read-only: a non-blocking shared ``flock`` probe, dropped
+    at once; ``unknown`` when the file cannot be opened."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return LockInfo("missing", None, path)
+    except OSError:
+        return LockInfo("unknown", None, path)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return LockInfo("active", read_owner(path), path)
+        return LockInfo("missing", None, path)
+    finally:
+        os.close(fd)  # closing drops the probe
 
 
 @contextlib.contextmanager

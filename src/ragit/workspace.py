@@ -62,6 +62,10 @@ class Workspace:
         return self.runtime_dir / "store-write.lock"
 
     @property
+    def memory_lock_path(self) -> Path:
+        return self.runtime_dir / "memory.lock"
+
+    @property
     def transactions_dir(self) -> Path:
         return self.runtime_dir / "transactions"
 

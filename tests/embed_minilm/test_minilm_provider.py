@@ -81,13 +81,23 @@ def test_switching_to_minilm_needs_a_migration_that_keeps_manifests(minilm_repo:
     assert doctor.returncode == 0, doctor.stdout
 
 
-def test_minilm_query_writes_nothing_in_the_repository(minilm_repo: Path) -> None:
+@pytest.fixture(scope="module")
+def minilm_native_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A repository configured for local-minilm before its first ingest (no migration)."""
+    repo = tmp_path_factory.mktemp("minilm-native") / "repo"
+    build_fixture("docs-basic", repo)
+    assert ragit(repo, "init", "--yes").returncode == 0
+    assert ragit(repo, "config", "set", "embedding.provider", "local-minilm").returncode == 0
+    subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
+    subprocess.run(["git", "commit", "-qm", "init"], cwd=repo, check=True)
+    assert data(ragit(repo, "ingest", "--all", "--format", "json"))["embedded"] > 0
+    return repo
+
+
+def test_minilm_query_writes_nothing_in_the_repository(minilm_native_repo: Path) -> None:
     """Implementation choice: local question vectors are computed, never cached."""
-    if (
-        data(ragit(minilm_repo, "status", "--format", "json"))["embedding"]["store"]["provider"]
-        != "local-minilm"
-    ):
-        pytest.skip("runs after the migration test in the same module")
-    before = _tree(minilm_repo)
-    data(ragit(minilm_repo, "query", "ledger balance snapshots", "--format", "json"))
-    assert _tree(minilm_repo) == before
+    status = data(ragit(minilm_native_repo, "status", "--format", "json"))
+    assert status["embedding"]["store"]["provider"] == "local-minilm"
+    before = _tree(minilm_native_repo)
+    data(ragit(minilm_native_repo, "query", "ledger balance snapshots", "--format", "json"))
+    assert _tree(minilm_native_repo) == before

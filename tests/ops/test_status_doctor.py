@@ -22,10 +22,7 @@ from tests.snapshot._kit import (
     tree_state,
 )
 
-from ragit.contract.registry import COMMANDS
 from ragit.workspace import user_cache_dir
-
-REPAIR_REGISTERED = any(spec.path == "repair" for spec in COMMANDS)
 
 
 def _truncate_head_manifest(repo: RagitRepo) -> None:
@@ -157,15 +154,7 @@ def _failing(repo: RagitRepo) -> dict[str, str]:
         ("truncated-manifest", "snapshot.head"),
         ("not-indexed", "snapshot.head"),
         ("head-moved", "snapshot.head"),
-        pytest.param(
-            "store-deleted",
-            "store.meta",
-            marks=pytest.mark.xfail(
-                not REPAIR_REGISTERED,
-                strict=True,
-                reason="the store-rebuild recovery names `ragit repair`, not registered yet",
-            ),
-        ),
+        ("store-deleted", "store.meta"),
     ],
 )
 def test_each_failing_doctor_check_is_fixed_by_its_recovery_command(

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from fixtures.build import build_fixture, load_fixture
 from ragit.retrieve.citations import citation_id
-from ragit.retrieve.engine import Hit
+from ragit.retrieve.engine import Hit, cjk_query_text
 from ragit.retrieve.query import (
     NO_FIT_WARNING,
     PackRequest,
@@ -168,6 +168,14 @@ def test_korean_question_with_particles_finds_its_document(tmp_path: Path) -> No
     repo = _indexed(tmp_path, "korean-mixed")
     hits = _query(repo, "용어집에서 스냅샷을 설명해 주세요")["hits"]
     assert hits and hits[0]["path"] == "docs/glossary/용어집.md"
+
+
+def test_korean_nouns_ending_in_particle_syllables_keep_their_bigrams() -> None:
+    """Implementation choice: the bigram query keeps 결과, 경로, 회의 whole (a one-syllable
+    stem has no bigram and would drop the noun from the CJK search)."""
+    assert cjk_query_text("회의 결과를 어디에서 보나요") == "회의 결과 보나요"
+    assert cjk_query_text("설정 경로와 효과는") == "설정 경로 효과"
+    assert cjk_query_text("정의와 차이") == "정의 차이"
 
 
 def test_script_weights_follow_the_question_composition() -> None:

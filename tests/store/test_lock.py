@@ -123,6 +123,57 @@ def test_zombie_owner_counts_as_dead(ws: Workspace) -> None:
         proc.wait()
 
 
+def _hidepid_available() -> bool:
+    if os.geteuid() != 0 or not sys.platform.startswith("linux"):
+        return False
+    probe = subprocess.run(
+        ["unshare", "-m", "--propagation", "private", "sh", "-c",
+         "mount -t proc -o hidepid=2 proc /proc && command -v setpriv"],
+        capture_output=True,
+        check=False,
+    )  # fmt: skip
+    return probe.returncode == 0
+
+
+def test_live_owner_hidden_by_hidepid_is_not_taken_for_dead() -> None:
+    """Contract §3: only a provably gone owner is reclaimed. Under a ``hidepid=2`` /proc
+    another user's live writer has no readable ``/proc/<pid>/stat``; it stays ``active``."""
+    if not _hidepid_available():
+        pytest.skip("needs root, unshare and setpriv to mount a hidepid /proc")
+    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        owner = {
+            "token": "f" * 32,
+            "pid": live.pid,
+            "hostname": socket.gethostname(),
+            "bootId": boot_id(),
+            "processStartTime": process_start_time(live.pid),
+        }
+        check = (
+            "import json, os, sys; from ragit._lock import owner_state; "
+            "owner = json.loads(sys.argv[1]); "
+            "print(os.path.exists(f\"/proc/{owner['pid']}/stat\"), owner_state(owner))"
+        )
+        script = " ".join(
+            ["mount -t proc -o hidepid=2 proc /proc &&",
+             "setpriv --reuid=65534 --regid=65534 --clear-groups",
+             '"$0" -c "$1" "$2"']
+        )  # fmt: skip
+        proc = subprocess.run(
+            ["unshare", "-m", "--propagation", "private", "sh", "-c", script,
+             sys.executable, check, json.dumps(owner)],
+            capture_output=True,
+            text=True,
+            check=False,
+            env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.split() == ["False", "active"]  # /proc hid it; still alive
+    finally:
+        live.kill()
+        live.wait()
+
+
 def test_other_host_lock_is_stale_error_not_reclaimed(ws: Workspace) -> None:
     """Contract §3: a lock that cannot be proven dead (another host) → STORE_WRITE_LOCK_STALE."""
     _write_owner(ws, hostname="another-host.invalid")

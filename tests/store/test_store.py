@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 from _store_helpers import DIMS, PROFILE, row, rows, tree_state, vector_for, write_and_publish
 
+from ragit import _lock
 from ragit.contract.errors import (
     EmbeddingMigrationRequired,
     SnapshotManifestInvalid,
@@ -18,7 +22,7 @@ from ragit.contract.errors import (
     StoreWriteBusy,
 )
 from ragit.store.copies import copies_root, copy_path, make_copy
-from ragit.store.lock import WriterLock
+from ragit.store.lock import WriterLock, inspect_lock
 from ragit.store.meta import read_meta
 from ragit.store.publishing import publish
 from ragit.store.reader import StoreReader
@@ -332,6 +336,29 @@ def test_missing_copy_with_an_active_writer_is_read_busy(ws: Workspace) -> None:
     assert info.value.details["waitedMs"] >= 60
     assert info.value.retryable is True
     assert not copies_root(ws).exists() or not any(copies_root(ws).iterdir())
+
+
+def test_missing_copy_with_a_dead_writer_fails_at_once(ws: Workspace) -> None:
+    """Contract §6: readers retry only while a writer is active; an owner that is provably
+    gone will not publish, so STORE_READ_BUSY comes at once instead of after ``wait_ms``."""
+    write_and_publish(ws, rows("a", 2))
+    shutil.rmtree(copies_root(ws))
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    owner = _lock.owner_record(token="f" * 32, command="ingest", started_at="2026-01-01T00:00:00Z")
+    owner.update(pid=int(gone.stdout), processStartTime="1")
+    ws.lock_path.write_text(json.dumps(owner), encoding="utf-8")
+    assert inspect_lock(ws).state == "stale"
+    started = time.monotonic()
+    with pytest.raises(StoreReadBusy) as info:
+        StoreReader.open_latest(ws, wait_ms=5000)
+    assert time.monotonic() - started < 2.0
+    assert info.value.details["waitedMs"] < 2000
+    assert "gone" in info.value.message
 
 
 def test_existing_copy_is_read_while_a_writer_holds_the_lock(ws: Workspace) -> None:

@@ -422,9 +422,12 @@ class StoreWriteBusy(TransientError):
 class StoreReadBusy(TransientError):
     code = "STORE_READ_BUSY"
 
-    def __init__(self, waited_ms: int) -> None:
+    def __init__(self, waited_ms: int, *, writer_gone: bool = False) -> None:
         super().__init__(
-            "no published store copy is readable while a writer is active; retry shortly",
+            "no published store copy is readable and the store writer that holds the lock is "
+            "gone; the next ingest recovers the store"
+            if writer_gone
+            else "no published store copy is readable while a writer is active; retry shortly",
             details={"waitedMs": waited_ms},
         )
 

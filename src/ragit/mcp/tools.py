@@ -244,6 +244,7 @@ STATUS_DATA: dict[str, Any] = {
         "store": {"type": "object"},
         "embedding": {"type": "object"},
         "writerLock": {"type": "object"},
+        "memoryLock": {"type": "object"},
         "transactions": {"type": "object"},
     },
     "required": ["root", "initialized", "head", "snapshot", "searchReady"],

@@ -247,6 +247,7 @@ class _Doctor:
                 "ragit repair --apply --action release-lock",
                 lockState=info.state,
             )
+        self.memory_lock()
         states = scan_journals(self.ws)
         bad = [s.transaction_id for s in states if s.classification in ("inconsistent", "invalid")]
         pending = [s.transaction_id for s in states if s.classification not in ("completed",)]
@@ -258,6 +259,20 @@ class _Doctor:
             else f"{len(bad)} inconsistent journal(s): {', '.join(bad[:3])}",
             "ragit repair --apply --action ingest-recover",
         )
+
+    def memory_lock(self) -> None:
+        from ragit._lock import inspect_flocked
+
+        info = inspect_flocked(self.ws.memory_lock_path)
+        owner = info.owner or {}
+        detail = {
+            "missing": "no writer holds the memory lock",
+            "active": f"a memory writer is running (pid {owner.get('pid')}, "
+            f"command {owner.get('command')!r}, started {owner.get('startedAt')})",
+            "unknown": "the memory lock file cannot be opened",
+        }.get(info.state, info.state)
+        # A flock cannot go stale (the kernel drops it with its holder): never a failure.
+        self.add("memory.lock", True, detail, lockState=info.state, owner=info.owner)
 
     def embedding(self) -> None:
         if self.cfg is None:

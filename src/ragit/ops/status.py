@@ -132,6 +132,7 @@ def repository_status(ws: Workspace) -> dict[str, Any]:
     data["store"] = _store_block(ws)
     data["embedding"] = _embedding_block(ws, cfg)
     data["writerLock"] = _lock_block(ws)
+    data["memoryLock"] = _memory_lock_block(ws)
     data["transactions"] = _transactions_block(ws)
     if cfg is not None:
         data["security"] = {
@@ -221,6 +222,13 @@ def _lock_block(ws: Workspace) -> dict[str, Any]:
 
     info = inspect_lock(ws)
     return {"state": info.state, "owner": info.owner, "path": ws.relative(ws.lock_path)}
+
+
+def _memory_lock_block(ws: Workspace) -> dict[str, Any]:
+    from ragit._lock import inspect_flocked  # read-only (status is served by the MCP server)
+
+    info = inspect_flocked(ws.memory_lock_path)
+    return {"state": info.state, "owner": info.owner, "path": ws.relative(info.path)}
 
 
 def _transactions_block(ws: Workspace) -> dict[str, Any]:

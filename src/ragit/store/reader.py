@@ -81,15 +81,20 @@ class StoreReader:
         Raises:
             SnapshotStoreUnavailable: no store, nothing published, or its files are gone.
             SnapshotManifestInvalid, SnapshotSchemaUnsupported: ``meta.json`` is corrupt/newer.
-            StoreReadBusy: no copy exists and a writer stayed active for ``wait_ms``.
+            StoreReadBusy: no copy exists and a writer stayed active for ``wait_ms``, or at
+                once when the lock's owner is provably gone (waiting cannot help).
         """
         start = time.monotonic()
 
         def waited() -> int:
             return int((time.monotonic() - start) * 1000)
 
-        def pause_or_busy() -> None:
+        def pause_or_busy(lock_state: str) -> None:
             spent = waited()
+            if lock_state == "stale":
+                # The owner is provably gone: nothing will change by waiting (the next
+                # writer reclaims the lock and recovers the store), so fail at once.
+                raise StoreReadBusy(spent, writer_gone=True)
             if spent >= wait_ms:
                 raise StoreReadBusy(spent)
             time.sleep(min(POLL_SECONDS, (wait_ms - spent) / 1000))
@@ -98,10 +103,11 @@ class StoreReader:
             meta = read_meta(ws)
             if meta is None:
                 raise SnapshotStoreUnavailable(None, "no store has been created yet")
-            writer_active = inspect_lock(ws).state != "missing"
+            lock_state = inspect_lock(ws).state
+            writer_active = lock_state != "missing"
             if meta.generation == 0:
                 if writer_active:
-                    pause_or_busy()
+                    pause_or_busy(lock_state)
                     continue
                 raise SnapshotStoreUnavailable(None, "the store has no published generation")
             path = copy_path(ws, meta.store_id, meta.generation)
@@ -115,7 +121,7 @@ class StoreReader:
                         continue  # a newer generation was published (and this copy pruned)
                     broken = True  # a damaged copy: replace it
             if writer_active:
-                pause_or_busy()
+                pause_or_busy(lock_state)
                 continue
             if not canonical_path(ws).is_dir():
                 raise SnapshotStoreUnavailable(
@@ -141,7 +147,7 @@ class StoreReader:
                     None, f"cannot write a reader copy to the user cache ({exc.__class__.__name__})"
                 ) from exc
             if made is None:
-                pause_or_busy()
+                pause_or_busy(lock_state)
                 continue
             return cls(Collection.open(made[0], read_only=True), meta, made[0])
 

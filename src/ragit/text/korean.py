@@ -1,11 +1,14 @@
 """Korean particles, stop words and content words.
 
 Korean attaches particles to the word before them (``저장소를``: ``저장소`` +
-``를``). :func:`strip_particle` removes one trailing particle, longest first;
-:data:`STOP_WORDS` are question words, endings and standalone particles. The
-placeholder embedding (``ngram-hash-1``) uses both, so changing either changes
-every vector and must change ``PLACEHOLDER_VERSION``; retrieval uses
-:func:`korean_content_words` for the query text of the bigram index.
+``를``). :func:`strip_particle` removes one trailing particle, longest first,
+and only where a stem of at least :data:`MIN_STEM` syllables is left: many common
+nouns end in a syllable that is also a particle (``결과``, ``경로``, ``정의``,
+``회의``, ``차이``), and a one-syllable stem forms no bigram, so stripping it would
+make the noun vanish from the bigram search. :data:`STOP_WORDS` are question
+words, endings and standalone particles. The placeholder embedding uses both, so
+changing either changes every vector and must change ``PLACEHOLDER_VERSION``;
+retrieval uses :func:`korean_content_words` for the query text of the bigram index.
 """
 
 from __future__ import annotations
@@ -33,25 +36,43 @@ STOP_WORDS = frozenset(
         "위해", "대한", "통해", "없이", "있는", "되는", "된", "하게", "않게",
     )
 ) | frozenset(PARTICLES)
+# Pronouns and bound nouns of one syllable: with a case particle (``그는``, ``것을``,
+# ``수가``) the word is a function word, although strip_particle keeps it whole.
+FUNCTION_SYLLABLES = frozenset(("그", "이", "저", "것", "수", "등", "때"))
+CASE_PARTICLES = frozenset(("은", "는", "을", "를", "이", "가", "의", "에"))
 # fmt: on
 
 
-def strip_particle(word: str) -> str:
-    """``word`` without one trailing particle (the longest that leaves something)."""
+# The shortest stem strip_particle leaves: 결과 stays 결과, 결과를 becomes 결과.
+MIN_STEM = 2
+
+
+def strip_particle(word: str, min_stem: int = MIN_STEM) -> str:
+    """``word`` without one trailing particle: the longest that leaves ``min_stem`` characters.
+
+    A word too short for that is returned whole: ``결과``, ``경로`` and ``회의`` are
+    nouns, not ``결`` + ``과``. ``min_stem=1`` is the rule of the ``ngram-hash-1``
+    placeholder, which must not change under its version.
+    """
     for particle in PARTICLES:
-        if len(word) > len(particle) and word.endswith(particle):
+        if len(word) - len(particle) >= min_stem and word.endswith(particle):
             return word[: -len(particle)]
     return word
+
+
+def _is_function_word(word: str) -> bool:
+    return len(word) == 2 and word[0] in FUNCTION_SYLLABLES and word[1] in CASE_PARTICLES
 
 
 def korean_content_words(text: str) -> list[str]:
     """Hangul/CJK words of ``text`` minus stop words, each without one trailing particle.
 
-    A text made only of stop words keeps all its words.
+    A word that is a one-syllable stop word plus a particle (``그는``, ``것을``) is a
+    stop word too. A text made only of stop words keeps all its words.
     """
     out: list[str] = []
     for word in text.split():
-        if word in STOP_WORDS:
+        if word in STOP_WORDS or _is_function_word(word):
             continue
         stem = strip_particle(word)
         if stem and stem not in STOP_WORDS:

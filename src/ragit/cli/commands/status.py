@@ -25,6 +25,7 @@ class StatusData(WireModel):
     store: dict[str, Any]
     embedding: dict[str, Any]
     writer_lock: dict[str, Any]
+    memory_lock: dict[str, Any]
     transactions: dict[str, Any]
     security: dict[str, Any] | None = None
 
@@ -82,6 +83,10 @@ def render(data: dict[str, Any]) -> str:
             f"embedding:    {configured.get('provider')} / {configured.get('model')}{migrate}"
         )
     lines.append(f"writer lock:  {_lock(data['writerLock'])}")
+    memory = data.get("memoryLock") or {}
+    if memory.get("state") == "active" and memory.get("owner"):
+        owner = memory["owner"]
+        lines.append(f"memory lock:  held by pid {owner.get('pid')} ({owner.get('command')})")
     pending = data["transactions"]["pending"]
     lines.append(f"pending:      {len(pending)} unfinished transaction(s)")
     return "\n".join(lines)

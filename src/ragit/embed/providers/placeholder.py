@@ -8,7 +8,9 @@ Algorithm ``ngram-hash-1`` (:data:`ragit.embed.profile.PLACEHOLDER_VERSION`):
 2. Drop stop words (English function words, Korean question words and endings,
    standalone particles). A text made only of stop words keeps them.
 3. Strip one trailing particle from a Hangul word (``저장소를`` → ``저장소``), so
-   Korean inflections of a noun share the word feature.
+   Korean inflections of a noun share the word feature. ``ngram-hash-1`` strips down to a
+   one-syllable stem (``strip_particle(word, 1)``: ``결과`` → ``결``), unlike the bigram
+   query text, which keeps two; the rule is part of the stored vectors, so it stays.
 4. Features of a word ``w``: the word itself (weight 1), and its character
    n-grams with ``<``/``>`` boundary marks (3- and 4-grams for alphabetic words,
    2- and 3-grams for Hangul and CJK), which together weigh 2 (each
@@ -182,7 +184,7 @@ class PlaceholderEmbedder(Embedder):
         dims = self._dims
         acc: dict[int, float] = {}
         syllabic = SYLLABIC_CHAR.match(word) is not None
-        base = strip_particle(word) if HANGUL_CHAR.match(word) else word
+        base = strip_particle(word, 1) if HANGUL_CHAR.match(word) else word
         index, sign = _hash("w\x00" + base, dims)
         acc[index] = sign * _WORD_WEIGHT
         padded = f"<{base}>"
