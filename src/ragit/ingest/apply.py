@@ -220,6 +220,23 @@ def _report(ws: Workspace, req: IngestRequest, plan: IngestPlan, noop: bool) -> 
     }
 
 
+def _referenced_now(ws: Workspace, manifest: Manifest) -> set[str]:
+    """The chunk ids to record as referenced: the new manifest's, and once for a store that
+    has no record yet (made by an older RAGit), every retained manifest's."""
+    from ragit.snapshot.manifest import list_manifest_shas, load_manifest
+    from ragit.store.publishing import REFERENCED_NAME
+
+    ids = manifest.all_chunk_ids()
+    if (ws.store_dir / REFERENCED_NAME).exists():
+        return ids
+    for sha in list_manifest_shas(ws):
+        try:
+            ids |= load_manifest(ws, sha).all_chunk_ids()
+        except RagitError:
+            continue  # doctor reports an unreadable manifest
+    return ids
+
+
 def _check_store_profile(
     ws: Workspace, profile: dict[str, Any], plan: IngestPlan, *, dry_run: bool
 ) -> None:
@@ -324,7 +341,7 @@ def _apply(
     from ragit.store.journal import Journal, recover
     from ragit.store.lock import WriterLock
     from ragit.store.meta import read_meta
-    from ragit.store.publishing import check_canonical_intact, publish
+    from ragit.store.publishing import check_canonical_intact, publish, record_referenced
     from ragit.store.replace import recover_swap
     from ragit.store.writer import StoreWriter
 
@@ -404,9 +421,10 @@ def _apply(
         if opened:  # zvec changes the canonical files on every read-write open
             # Publish the store generation before the manifest: a reader that sees the new
             # manifest always finds its chunks in the published reader copy.
-            publish(ws, lock)
+            publish(ws, lock, referenced=manifest.all_chunk_ids())
             faults.reach("store-published")
         write_manifest(ws, manifest)
+        record_referenced(ws, lock, _referenced_now(ws, manifest))
         tx.advance("manifest-committed")
         tx.advance("published")
         tx.complete()
