@@ -32,6 +32,7 @@ EXPIRY = "\n## Expiry\n\nThe zanzibar sweeper purges idempotency keys after thir
 # Every phase an ingest reaches, in order (`faults.reach` / `tx.advance` in ingest's apply, the
 # store writer and the journal); test_every_ingest_phase_is_covered keeps this list complete.
 BEFORE_MANIFEST = [
+    "ingest-planned",
     "prepared",
     "store-insert-batch",
     "store-written",
