@@ -326,3 +326,43 @@ def test_batches_embedded_before_a_failure_stay_cached(
     embedder.embed(texts)
     assert ollama_server.requests[-1].inputs == texts[32:]
     assert embedder.stats().cache_hits == 32
+
+
+_CONCURRENT_WRITER = """
+import sys, time
+from pathlib import Path
+from ragit.embed import EmbeddingCache, resolve_profile
+root, me, go = Path(sys.argv[1]), int(sys.argv[2]), Path(sys.argv[3])
+profile = resolve_profile({"provider": "local-placeholder", "dimensions": 8}, {})
+cache = EmbeddingCache(root, profile, "readwrite")  # the count is read here, at open
+while not go.exists():
+    time.sleep(0.005)
+keys = [f"{me:02d}{i:038d}" for i in range(40)] + [f"{'f' * 38}{i:02d}" for i in range(10)]
+for start in range(0, len(keys), 5):
+    cache.put_many((k, [0.5] * 8) for k in keys[start : start + 5])
+"""
+
+
+def test_concurrent_writers_keep_entry_count_exact(tmp_path: Path) -> None:
+    """Issue 14.11: four processes writing at once (ingest and queries do) lose no count
+    and count no shared entry twice: ``entryCount`` equals the entries on disk."""
+    import subprocess
+    import sys
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    go = tmp_path / "go"
+    procs = [
+        subprocess.Popen([sys.executable, "-c", _CONCURRENT_WRITER, str(root), str(n), str(go)])
+        for n in range(4)
+    ]
+    import time
+
+    time.sleep(1.0)  # every process has opened the cache and read its count
+    go.touch()
+    assert [p.wait(timeout=60) for p in procs] == [0, 0, 0, 0]
+    profile = resolve_profile({"provider": "local-placeholder", "dimensions": 8}, {})
+    cache = EmbeddingCache(root, profile, "readwrite")
+    on_disk = len(list(cache.entries_dir.glob("*.json")))
+    assert on_disk == 4 * 40 + 10
+    assert cache.entry_count == on_disk

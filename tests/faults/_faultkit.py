@@ -57,6 +57,7 @@ NOT_READY = {
 }
 
 INGEST_PHASES = (
+    "ingest-planned",
     "prepared",
     "store-insert-batch",
     "store-written",

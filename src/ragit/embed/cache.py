@@ -9,7 +9,9 @@ Entries use the original's flat layout and JSON shape, so a cache the original
 RAGit filled for the same profile (same namespace id) is read, not duplicated.
 A full-hit pass over 18k entries costs about as much in one flat directory as in
 256 sharded ones (measured; ext4/xfs/APFS index large directories), and nothing
-ever lists the directory: ``entryCount`` is kept in ``namespace.json``.
+ever lists the directory: ``entryCount`` is kept in ``namespace.json``, recounted from the file
+and written under the flock ``namespace.lock`` together with the entries (concurrent writers
+neither lose nor double-count a creation).
 
 The cache key is the SHA-1 of the text with CRLF turned into LF; no text is
 stored. A valid entry is never rewritten (no hit counters: updating a hit would
@@ -41,6 +43,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ragit._fs import atomic_write_bytes
+from ragit._lock import flocked
 from ragit.embed.profile import EmbeddingProfile
 
 CacheMode = Literal["readwrite", "readonly", "disabled"]
@@ -49,6 +52,9 @@ CACHE_LAYOUT = "v1"
 SCHEMA_VERSION = 1
 DEFAULT_CACHE_DIR = ".ragit/cache/embeddings"
 PURGE_COMMAND = "ragit security purge --target cache"
+
+LOCK_NAME = "namespace.lock"
+LOCK_WAIT_S = 10.0
 
 NamespaceState = Literal["absent", "ok", "foreign", "unreadable"]
 
@@ -249,13 +255,26 @@ class EmbeddingCache:
         """
         if not self.writable:
             return 0
-        created = 0
-        now = _now()
-        p = self.profile
+        items = list(items)
+        if not items:
+            return 0
         try:
             if not self._dirs_ready:
                 self.entries_dir.mkdir(parents=True, exist_ok=True)
                 self._dirs_ready = True
+            # Entries and entryCount change under one lock, so concurrent writers (an ingest
+            # and a query) neither lose nor double-count a creation.
+            with flocked(self.namespace_dir / LOCK_NAME, wait_s=LOCK_WAIT_S):
+                return self._put_locked(items)
+        except (OSError, TimeoutError):
+            self.write_errors += 1
+            return 0
+
+    def _put_locked(self, items: list[tuple[str, list[float]]]) -> int:
+        created = 0
+        now = _now()
+        p = self.profile
+        try:
             for key, vector in items:
                 # Only misses are put, so an existing file is corrupt or of another
                 # profile and is replaced; it was already counted.
@@ -285,6 +304,8 @@ class EmbeddingCache:
         return created
 
     def _write_namespace(self, created: int, now: str) -> None:
+        # Under the lock: count from what is on disk now, not from what was read at open.
+        self._load_namespace()
         if self.namespace_state == "ok" and self._namespace is not None:
             data = dict(self._namespace)
             count = self.entry_count + created

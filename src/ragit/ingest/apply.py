@@ -10,6 +10,7 @@ bound by ``--scope all`` are marked bound afterwards.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
 
@@ -101,25 +102,97 @@ def run_ingest(
     Raises:
         typed RAGit errors for every precondition of contract §6.
     """
+    from ragit import _faults as faults
     from ragit.embed import build_embedder
 
     t_start = time.monotonic()
     validate_request(req)
+    planned_on = _store_identity(ws)
     plan = plan_ingest(ws, cfg, req, progress)
     git = GitRepo(ws.root)
     embedder = build_embedder(
         ws.root, cfg.embedding, cfg.security, mode="dry-run" if req.dry_run else "cli"
     )
+    manifest = _build_manifest(plan, git, embedder.profile)
+    _check_store_profile(ws, embedder.profile.as_dict(), plan, dry_run=req.dry_run)
+    noop = plan.existing_target is not None and _same_docs(plan.existing_target, manifest)
+    data = _report(ws, req, plan, noop)
+    if req.dry_run:
+        _dry_run_lock_blockers(ws, data)
+        data["embedded"] = _count_missing(ws, list(_new_rows(plan)))
+        data["wouldFail"] = bool(data["blockers"])
+        data["timings"]["totalMs"] = int((time.monotonic() - t_start) * 1000)
+        return data
+    if noop:
+        if _residue_left(ws):
+            # The snapshot is unchanged, but a crashed writer may have committed this very
+            # manifest without publishing its chunks: only a writer finishes that.
+            data["warnings"].extend(_recover_residue(ws, plan.target))
+        data["timings"]["totalMs"] = int((time.monotonic() - t_start) * 1000)
+        return data
+    faults.reach("ingest-planned")
+
+    def replan() -> tuple[IngestPlan, Manifest]:
+        again = plan_ingest(ws, cfg, req, progress)
+        return again, _build_manifest(again, git, embedder.profile)
+
+    plan, embed_ms, store_ms, embedded, lock_warnings = _apply(
+        ws, plan, manifest, embedder, progress, planned_on, replan
+    )
+    if plan.artifact_entries:
+        from ragit.artifacts.binding import mark_bound
+
+        bound = [str(e["artifactId"]) for e in plan.artifact_entries]
+        mark_bound(ws, bound, plan.target)
+    warnings = data["warnings"]
+    data = _report(ws, req, plan, noop=False)
+    data["warnings"] = [*warnings, *(w for w in plan.warnings if w not in warnings)]
+    data["warnings"].extend(lock_warnings)
+    data["embedded"] = embedded
+    data["timings"] = {
+        "totalMs": int((time.monotonic() - t_start) * 1000),
+        "embedMs": embed_ms,
+        "storeMs": store_ms,
+    }
+    return data
+
+
+def _new_rows(plan: IngestPlan) -> dict[str, Any]:
+    """The rows of the chunks this plan produced (each chunk id once)."""
     new_rows: dict[str, Any] = {}
     for doc in plan.docs:
         for row in doc.rows:
             new_rows.setdefault(row.chunk_id, row)
     for row in plan.artifact_rows:
         new_rows.setdefault(row.chunk_id, row)
-    manifest = _build_manifest(plan, git, embedder.profile)
-    _check_store_profile(ws, embedder.profile.as_dict(), plan, dry_run=req.dry_run)
-    noop = plan.existing_target is not None and _same_docs(plan.existing_target, manifest)
-    data: dict[str, Any] = {
+    return new_rows
+
+
+def _store_identity(ws: Workspace) -> str | None:
+    """Which store a plan's reuse decisions were made against (``storeId``; None: none)."""
+    from ragit.store.meta import read_meta
+
+    try:
+        meta = read_meta(ws)
+    except RagitError:
+        return None
+    return meta.store_id if meta is not None else None
+
+
+def _plan_still_valid(ws: Workspace, plan: IngestPlan, planned_on: str | None) -> bool:
+    """Under the writer lock: whether the chunks the plan reuses are still in the store.
+
+    Only a store replacement (rebuild, migration, purge: a new ``storeId``) removes chunks
+    that manifests reference, and only a purge deletes manifests; a plan made before either
+    must be made again.
+    """
+    if _store_identity(ws) != planned_on:
+        return False
+    return all(manifest_exists(ws, source.commit_sha) for source in plan.reuse_sources)
+
+
+def _report(ws: Workspace, req: IngestRequest, plan: IngestPlan, noop: bool) -> dict[str, Any]:
+    return {
         "mode": "dry-run" if req.dry_run else "apply",
         "commitSha": plan.target,
         "manifestPath": ws.relative(ws.manifest_path(plan.target)),
@@ -145,38 +218,23 @@ def run_ingest(
         "timings": {"totalMs": 0, "embedMs": 0, "storeMs": 0},
         "warnings": list(plan.warnings),
     }
-    if req.dry_run:
-        _dry_run_lock_blockers(ws, data)
-        data["embedded"] = _count_missing(ws, list(new_rows))
-        data["wouldFail"] = bool(data["blockers"])
-        data["timings"]["totalMs"] = int((time.monotonic() - t_start) * 1000)
-        return data
-    if noop:
-        if _residue_left(ws):
-            # The snapshot is unchanged, but a crashed writer may have committed this very
-            # manifest without publishing its chunks: only a writer finishes that.
-            data["warnings"].extend(_recover_residue(ws, plan.target))
-        data["timings"]["totalMs"] = int((time.monotonic() - t_start) * 1000)
-        return data
-    known_ids: set[str] = set()
-    for source in plan.reuse_sources:
-        known_ids |= source.all_chunk_ids()
-    embed_ms, store_ms, embedded, lock_warnings = _apply(
-        ws, plan, manifest, list(new_rows.values()), embedder, progress, known_ids
-    )
-    data["warnings"].extend(lock_warnings)
-    if plan.artifact_entries:
-        from ragit.artifacts.binding import mark_bound
 
-        bound = [str(e["artifactId"]) for e in plan.artifact_entries]
-        mark_bound(ws, bound, plan.target)
-    data["embedded"] = embedded
-    data["timings"] = {
-        "totalMs": int((time.monotonic() - t_start) * 1000),
-        "embedMs": embed_ms,
-        "storeMs": store_ms,
-    }
-    return data
+
+def _referenced_now(ws: Workspace, manifest: Manifest) -> set[str]:
+    """The chunk ids to record as referenced: the new manifest's, and once for a store that
+    has no record yet (made by an older RAGit), every retained manifest's."""
+    from ragit.snapshot.manifest import list_manifest_shas, load_manifest
+    from ragit.store.publishing import REFERENCED_NAME
+
+    ids = manifest.all_chunk_ids()
+    if (ws.store_dir / REFERENCED_NAME).exists():
+        return ids
+    for sha in list_manifest_shas(ws):
+        try:
+            ids |= load_manifest(ws, sha).all_chunk_ids()
+        except RagitError:
+            continue  # doctor reports an unreadable manifest
+    return ids
 
 
 def _check_store_profile(
@@ -272,18 +330,18 @@ def _apply(
     ws: Workspace,
     plan: IngestPlan,
     manifest: Manifest,
-    rows: list[Any],
     embedder: Any,
     progress: Progress,
-    known_ids: set[str],
-) -> tuple[int, int, int, list[str]]:
+    planned_on: str | None,
+    replan: Callable[[], tuple[IngestPlan, Manifest]],
+) -> tuple[IngestPlan, int, int, int, list[str]]:
     from ragit import _faults as faults
     from ragit.contract.errors import EmbeddingMigrationRequired, IngestStoreWriteUnverified
     from ragit.snapshot.manifest import write_manifest
     from ragit.store.journal import Journal, recover
     from ragit.store.lock import WriterLock
     from ragit.store.meta import read_meta
-    from ragit.store.publishing import check_canonical_intact, publish
+    from ragit.store.publishing import check_canonical_intact, publish, record_referenced
     from ragit.store.replace import recover_swap
     from ragit.store.writer import StoreWriter
 
@@ -300,6 +358,15 @@ def _apply(
             and (meta.embedding.get("namespaceId") != profile["namespaceId"])
         ):
             raise EmbeddingMigrationRequired(meta.embedding, profile)
+        if not _plan_still_valid(ws, plan, planned_on):
+            # The store was replaced (or manifests purged) since the plan: the chunks it
+            # reuses may be gone. Plan again, now that no other writer can change them.
+            progress("the store changed since planning; planning again under the writer lock")
+            plan, manifest = replan()
+        rows = list(_new_rows(plan).values())
+        known_ids: set[str] = set()
+        for source in plan.reuse_sources:
+            known_ids |= source.all_chunk_ids()
         # The journal comes before the first change to a canonical file (zvec rewrites some
         # on every read-write open, the pre-check's too): an interruption from here on is
         # recovered, and republished, by the next writer.
@@ -354,9 +421,10 @@ def _apply(
         if opened:  # zvec changes the canonical files on every read-write open
             # Publish the store generation before the manifest: a reader that sees the new
             # manifest always finds its chunks in the published reader copy.
-            publish(ws, lock)
+            publish(ws, lock, referenced=manifest.all_chunk_ids())
             faults.reach("store-published")
         write_manifest(ws, manifest)
+        record_referenced(ws, lock, _referenced_now(ws, manifest))
         tx.advance("manifest-committed")
         tx.advance("published")
         tx.complete()
@@ -365,4 +433,4 @@ def _apply(
         from ragit.store.compact import start_background
 
         start_background(ws.root)
-    return embed_ms, store_ms, len(embedded_rows), warnings
+    return plan, embed_ms, store_ms, len(embedded_rows), warnings

@@ -348,5 +348,22 @@ def run_doctor(ws: Workspace) -> tuple[dict[str, Any], RagitError | None]:
     doc.run("embedding.config", doc.embedding)
     failed = [c for c in doc.checks if not c.ok]
     data = {"checks": [c.as_dict() for c in doc.checks], "hasFailure": bool(failed)}
-    error = DoctorChecksFailed([c.name for c in failed], failed[0].recovery) if failed else None
+    error = DoctorChecksFailed([c.name for c in failed], _first_fix(failed)) if failed else None
     return data, error
+
+
+# A broken store defeats every other recovery (an ingest fails on it and points back here):
+# when one of these fails, its recovery comes first.
+_STORE_CHECKS = (
+    "store.meta",
+    "store.canonical-files",
+    "store.reader",
+    "ragit.manifest-consistency",
+)
+
+
+def _first_fix(failed: list[Check]) -> str | None:
+    for check in failed:
+        if check.name in _STORE_CHECKS and check.recovery:
+            return check.recovery
+    return failed[0].recovery

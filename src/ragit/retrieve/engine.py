@@ -156,6 +156,62 @@ def chunk_owners(manifest: Manifest, chunk_ids: set[str]) -> dict[str, list[Any]
     return owners
 
 
+# How many chunk ids of a snapshot a reader fetches to prove its generation holds the
+# snapshot (two per sampled document: its first and last chunk).
+SAMPLE_DOCS = 32
+_PRESENT: dict[tuple[int, str, int], Manifest] = {}
+
+
+def _sample_ids(manifest: Manifest) -> list[str]:
+    """Chunk ids spread over the whole manifest: the first and last chunk of up to
+    :data:`SAMPLE_DOCS` documents taken at even steps."""
+    docs = [d for d in manifest.docs if d.chunk_ids]
+    step = max(1, len(docs) // SAMPLE_DOCS)
+    out: list[str] = []
+    for doc in docs[::step][:SAMPLE_DOCS]:
+        out.append(doc.chunk_ids[0])
+        out.append(doc.chunk_ids[-1])
+    return list(dict.fromkeys(out))
+
+
+def check_snapshot_in_store(manifest: Manifest, snapshot_sha: str, reader: Any) -> None:
+    """Fail when the reader's generation visibly lacks the snapshot's chunks.
+
+    Every publish verifies that the generation holds every chunk a retained manifest names,
+    so this is the reader's cheap second look (a bounded fetch, once per manifest and
+    generation): a snapshot whose chunks are all gone would otherwise answer with nothing
+    and ``ok``.
+
+    Raises:
+        SnapshotStoreUnavailable: a sampled chunk is missing.
+    """
+    key = (id(manifest), str(getattr(reader, "store_id", "")), getattr(reader, "generation", 0))
+    known = _PRESENT.get(key)
+    if known is manifest:
+        return
+    sample = _sample_ids(manifest)
+    if sample:
+        found = reader.fetch(sample)
+        missing = [cid for cid in sample if cid not in found]
+        if missing:
+            raise _missing_chunks(snapshot_sha, reader, len(missing), len(sample))
+    if len(_PRESENT) >= 8:
+        _PRESENT.pop(next(iter(_PRESENT)))
+    _PRESENT[key] = manifest
+
+
+def _missing_chunks(snapshot_sha: str, reader: Any, missing: int, asked: int) -> Exception:
+    from ragit.contract.errors import SnapshotStoreUnavailable
+
+    generation = getattr(reader, "generation", "?")
+    return SnapshotStoreUnavailable(
+        snapshot_sha,
+        f"{missing} of {asked} chunk(s) of this snapshot that were looked up are missing "
+        f"from store generation {generation}; rebuild the store from git "
+        "(ragit repair --apply --action store-rebuild)",
+    )
+
+
 def retrieve_durable(
     manifest: Manifest,
     snapshot_sha: str,
@@ -172,10 +228,15 @@ def retrieve_durable(
 
     A chunk shared by several documents yields one hit per document (identity
     is ``(documentId, chunkId)``).
+
+    Raises:
+        SnapshotStoreUnavailable: a chunk the manifest names is missing from the store
+            (never a silently shorter answer).
     """
     allowed = document_chunk_ids(manifest)
     if not allowed:
         return []
+    check_snapshot_in_store(manifest, snapshot_sha, reader)
     want = pool or max(top_k * 4, 40)
     size = max(getattr(reader, "chunk_count", 0), len(allowed))
     w_en, w_cjk = script_weights(question)
@@ -216,11 +277,12 @@ def retrieve_durable(
     stored = reader.fetch(sorted(candidates))
     ngram = _ngram_similarities(question, stored) if ngram_share > 0 else {}
     max_ngram = max(ngram.values(), default=0.0)
+    absent = [cid for cid in candidates if cid not in stored]
+    if absent:
+        raise _missing_chunks(snapshot_sha, reader, len(absent), len(candidates))
     hits: list[Hit] = []
     for cid in candidates:
-        chunk = stored.get(cid)
-        if chunk is None:
-            continue
+        chunk = stored[cid]
         n_en = bm25_en.get(cid, 0.0) / max_en if max_en > 0 else 0.0
         n_cjk = bm25_cjk.get(cid, 0.0) / max_cjk if max_cjk > 0 else 0.0
         keyword = (

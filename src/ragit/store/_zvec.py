@@ -30,8 +30,10 @@ Facts this module relies on (zvec 0.8.0): vector search returns cosine *distance
 most 1,024 docs; ``topk`` is capped at 100,000; FTS ``match_string`` tokenizes its input and
 never parses query syntax (quotes, ``+``, ``-``, ``*``, ``:`` are harmless) but a lone
 surrogate raises ``TypeError`` and a whitespace-only string raises ``ValueError``; a read-only
-open rewrites the ``*.proxima`` file (mtime every time); zvec logs to stderr (level set here
-from ``RAGIT_ZVEC_LOG``, default ``error``).
+open rewrites the ``*.proxima`` file (mtime every time); zvec's console logger writes to
+*stdout*, so its log goes to a per-process file in the user cache instead (level from
+``RAGIT_ZVEC_LOG``, default ``error``) and is summarised on stderr at exit — a count and the
+first lines, never thousands of lines.
 
 Every zvec exception is turned into :class:`SnapshotStoreUnavailable` here; messages of search
 failures carry only the exception type, never the query text.
@@ -39,10 +41,12 @@ failures carry only the exception type, never the query text.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import os
 import re
+import sys
 from array import array
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -73,10 +77,105 @@ def _zv() -> Any:
         import zvec  # noqa: TID251 - this is the zvec adapter
 
         level = os.environ.get("RAGIT_ZVEC_LOG", "error").upper()
+        options: dict[str, Any] = {"log_level": getattr(zvec.LogLevel, level, zvec.LogLevel.ERROR)}
+        log_dir = _log_dir()
+        if log_dir is not None:
+            # zvec's console logger writes to stdout (the envelope's and JSON-RPC's stream);
+            # its own lines go to a per-process file, summarised at exit (zvec_log_summary).
+            options.update(
+                log_type=zvec.LogType.FILE,
+                log_dir=str(log_dir),
+                log_basename=_LOG_BASENAME.format(pid=os.getpid()),
+                log_overdue_days=None,  # given, zvec prints it on stdout; RAGit prunes
+            )
+            atexit.register(_report_log)
         with contextlib.suppress(RuntimeError):  # already initialized in this process
-            zvec.init(log_level=getattr(zvec.LogLevel, level, zvec.LogLevel.ERROR))
+            zvec.init(**options)
         _lib = zvec
     return _lib
+
+
+_LOG_BASENAME = "zvec-{pid}.log"
+LOG_SUMMARY_LINES = 3
+_LOG_LINE = re.compile(r"^[IWEF]\d{8} ")
+
+
+def _log_dir() -> Path | None:
+    """Where this process's zvec log goes (user cache ``zvec-logs``); None: unwritable,
+    zvec keeps its console logger. Logs of processes that are gone are removed here."""
+    from ragit.workspace import user_cache_dir
+
+    directory = user_cache_dir() / "zvec-logs"
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        for old in directory.iterdir():
+            match = re.match(r"zvec-(\d+)\.log", old.name)
+            if match and not _alive(int(match.group(1))):
+                old.unlink(missing_ok=True)
+    except OSError:
+        return None
+    return directory
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _log_files() -> list[Path]:
+    from ragit.workspace import user_cache_dir
+
+    base = _LOG_BASENAME.format(pid=os.getpid())
+    try:
+        return sorted(
+            p for p in (user_cache_dir() / "zvec-logs").iterdir() if p.name.startswith(base)
+        )
+    except OSError:
+        return []
+
+
+def zvec_log_summary() -> tuple[int, list[str]]:
+    """How many lines zvec logged in this process, and the first :data:`LOG_SUMMARY_LINES`.
+
+    zvec logs through glog: one file per severity, each holding its own and the higher
+    severities' lines, so the fullest file holds them all."""
+    best: tuple[int, list[str]] = (0, [])
+    for path in _log_files():
+        if path.is_symlink():
+            continue
+        count = 0
+        first: list[str] = []
+        try:
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                for line in handle:
+                    if not _LOG_LINE.match(line):
+                        continue  # the file's own header
+                    count += 1
+                    if len(first) < LOG_SUMMARY_LINES:
+                        first.append(line.rstrip()[:300])
+        except OSError:
+            continue
+        if count > best[0]:
+            best = (count, first)
+    return best
+
+
+def _report_log() -> None:
+    """At exit: one summary on stderr when zvec logged anything, then drop the log."""
+    count, first = zvec_log_summary()
+    if count:
+        shown = "; ".join(first)
+        with contextlib.suppress(OSError, ValueError):
+            sys.stderr.write(f"[ragit] zvec logged {count} line(s); first: {shown}\n")
+            sys.stderr.flush()
+    for path in _log_files():
+        with contextlib.suppress(OSError):
+            path.unlink()
 
 
 def _fail(

@@ -70,6 +70,7 @@ def compact(root: Path) -> str:
     from ragit.store._zvec import Collection
     from ragit.store.lock import WriterLock
     from ragit.store.meta import META_NAME, next_dir, read_meta
+    from ragit.store.publishing import read_referenced, write_referenced
     from ragit.store.replace import COMPLETE_MARK, recover_swap, swap_in
     from ragit.workspace import Workspace
 
@@ -108,6 +109,7 @@ def compact(root: Path) -> str:
             remove_tree(nxt)
             nxt.mkdir(parents=True)
             os.replace(work / meta.collection, nxt / meta.collection)
+            write_referenced(nxt, read_referenced(ws.store_dir))
             extra = {k: v for k, v in current.extra.items() if k != "canonicalDigest"}
             merged = current.evolve(chunk_count=count, extra=extra)
             wire = {**merged.to_wire(), "buildState": COMPLETE_MARK}

@@ -61,6 +61,7 @@ def make_copy(
     *,
     replace: bool,
     still_valid: Callable[[], bool] | None = None,
+    verify: Callable[[Collection], None] | None = None,
 ) -> tuple[Path, int] | None:
     """Copy the canonical collection to the copy of ``(store_id, generation)``.
 
@@ -68,7 +69,8 @@ def make_copy(
     says no, the copy is dropped and ``None`` returned (the source changed while copying).
     With ``replace`` an existing copy of that name is swapped out (a publish overwriting the
     orphan of a crashed publish); without it an existing copy wins (a concurrent reader made
-    it). Returns the copy's path and its row count.
+    it). ``verify`` runs on the open copy before it is put in place; what it raises drops
+    the copy. Returns the copy's path and its row count.
 
     Raises:
         FileNotFoundError: a canonical file vanished during the copy.
@@ -88,6 +90,8 @@ def make_copy(
         collection = Collection.open(tmp, read_only=True)
         try:
             count = collection.count()
+            if verify is not None:
+                verify(collection)
         finally:
             collection.close()
         if final.exists():

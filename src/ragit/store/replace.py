@@ -41,7 +41,7 @@ from ragit.store.meta import (
     prev_dir,
     read_meta,
 )
-from ragit.store.publishing import publish
+from ragit.store.publishing import publish, write_referenced
 from ragit.store.rows import ChunkRow
 from ragit.workspace import Workspace
 
@@ -141,6 +141,7 @@ def build_replacement(
         updated_at=stamp,
         published_at=None,
     )
+    write_referenced(nxt, set(expected_ids))
     wire = {**meta.to_wire(), "buildState": COMPLETE_MARK}
     atomic_write_text(nxt / META_NAME, json.dumps(wire, indent=2, sort_keys=True) + "\n")
     faults.reach("rebuild-built")
