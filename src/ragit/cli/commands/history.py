@@ -1,0 +1,98 @@
+"""`ragit log`, `ragit drift`, `ragit narrative` and their text renderers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ragit.cli.invocation import Invocation, Outcome
+
+
+def _max_count(inv: Invocation, default: int, maximum: int) -> int:
+    from ragit.contract.inputs import positive_int_option
+
+    raw = inv.params.get("max_count")
+    return positive_int_option(raw, "maxCount", maximum) if raw is not None else default
+
+
+def _rev_range(inv: Invocation) -> str | None:
+    value = inv.params.get("revrange", inv.params.get("revRange"))
+    return value if isinstance(value, str) else None
+
+
+def run_log(inv: Invocation) -> Outcome:
+    """Handler for `ragit log`."""
+    from ragit.ops.history import DEFAULT_MAX_COUNT, MAX_COUNT, LogRequest, run_log
+
+    p = inv.params
+    req = LogRequest(
+        rev_range=_rev_range(inv),
+        max_count=_max_count(inv, DEFAULT_MAX_COUNT, MAX_COUNT),
+        doc_type=p.get("type"),
+        path=p.get("path"),
+        show_missing=bool(p.get("show_missing")),
+        view=inv.view,
+    )
+    data = run_log(inv.workspace(), req)
+    return Outcome(data=data, text=lambda: render_log(data), warnings=list(data["warnings"]))
+
+
+def _types(types: dict[str, int]) -> str:
+    return " ".join(f"{name}={count}" for name, count in types.items()) or "-"
+
+
+def render_log(data: dict[str, Any]) -> str:
+    """Text of `ragit log`: one line per commit (minimal) or one block per commit."""
+    view = data["view"]
+    entries = data["entries"]
+    lines: list[str] = []
+    if not entries:
+        lines.append(f"no snapshots in {data['revRange']}")
+    for entry in entries:
+        sha7 = entry["commitSha"][:7]
+        snap = entry["snapshot"]
+        if view == "minimal":
+            if snap["status"] != "indexed":
+                lines.append(f"{sha7} {snap['status']} | {entry['subject']}")
+                continue
+            d = snap["delta"]
+            lines.append(
+                f"{sha7} indexed docs={snap['docs']} chunks={snap['chunks']} "
+                f"+{d['added']} ~{d['modified']} -{d['deleted']} | {_types(snap['types'])} | "
+                f"{entry['subject']}"
+            )
+            continue
+        if lines:
+            lines.append("")
+        lines.append(f"commit {entry['commitSha']}")
+        lines.append(f"Subject: {entry['subject']}")
+        lines.append(f"Author: {entry['authorName']}")
+        lines.append(f"AuthoredAt: {entry['authoredAt']}")
+        if snap["status"] != "indexed":
+            lines.append(f"Snapshot: {snap['status']}")
+            continue
+        lines.append(f"Snapshot: indexed ({snap['createdAt']})")
+        prev = snap["previousSnapshotSha"]
+        lines.append(f"Based on: {prev[:7] if prev else '(none: first snapshot)'}")
+        d = snap["delta"]
+        lines.append(f"Knowledge: docs={snap['docs']} chunks={snap['chunks']}")
+        lines.append(
+            f"Delta: +{d['added']} added ~{d['modified']} modified -{d['deleted']} deleted"
+        )
+        semantic = entry["semantic"]
+        lines.append(f"Semantic delta: {semantic['headline'] or 'none'}")
+        for kind, label in (("beliefs", "belief"), ("openLoops", "open loop")):
+            for item in semantic.get(kind, []):
+                lines.append(f"  {label}: {item['title']} [{item['artifactId']}]")
+        if snap.get("changed"):
+            lines.append("Changed:")
+            for row in snap["changed"]:
+                extra = ""
+                if view == "full":
+                    extra = f" chunks={row['chunks']} ({row['chunkDelta']:+d})"
+                    if row["memoryPath"]:
+                        extra += " memory"
+                lines.append(f"  {row['status']} {row['path']} [{row['docType']}]{extra}")
+        lines.append(f"Types: {_types(snap['types'])}")
+    for warning in data["warnings"]:
+        lines.append(f"warning: {warning}")
+    return "\n".join(lines)

@@ -1,0 +1,60 @@
+"""Command specs: history and trust.
+
+``log``, ``drift`` and ``narrative`` (see :mod:`ragit.contract.registry`).
+"""
+
+from __future__ import annotations
+
+from ragit.contract.command_spec import Argument, CommandSpec, Option
+
+DOC_TYPES = ("adr", "prd", "srs", "spec", "plan", "ddd", "glossary", "pbd")
+
+_REV_RANGE = Argument(
+    "revRange",
+    "string",
+    "A revision or a range A..B (first parents of B without A's history); default HEAD.",
+    required=False,
+)
+
+LOG = CommandSpec(
+    path="log",
+    summary="Snapshot-centred history: what searchable knowledge changed, commit by commit.",
+    description=(
+        "Walks the first-parent history of the range, newest first. For each indexed commit: "
+        "documents added, modified (same document, another version) and deleted against the "
+        "nearest previous snapshot (not the previous commit), with their doc types; docs and "
+        "chunks counted; types tallied; and the semantic overlay (beliefs, open loops, evidence "
+        "and artifacts bound to that snapshot). --type and --path filter the snapshot's "
+        "documents. Commits without a snapshot are skipped unless --show-missing. Reads only; "
+        "output is re-masked."
+    ),
+    handler="ragit.cli.commands.history:run_log",
+    default_format="text",
+    views=True,
+    arguments=(_REV_RANGE,),
+    options=(
+        Option(
+            "--max-count",
+            "integer",
+            "At most this many commits (1-10000; default 20).",
+            maximum=10_000,
+            aliases=("-n",),
+        ),
+        Option("--type", "enum", "Only documents of this type.", enum=DOC_TYPES),
+        Option("--path", "string", "Only documents whose path matches this repo-relative glob."),
+        Option(
+            "--show-missing",
+            "boolean",
+            "Also list commits without a snapshot.",
+            default=False,
+        ),
+    ),
+    examples=(
+        "ragit log",
+        "ragit log HEAD~10..HEAD --view minimal",
+        "ragit log -n 5 --type adr --format json",
+    ),
+    related=("timeline", "drift", "narrative", "ingest"),
+)
+
+HISTORY_COMMANDS: tuple[CommandSpec, ...] = (LOG,)
