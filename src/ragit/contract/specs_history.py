@@ -57,4 +57,41 @@ LOG = CommandSpec(
     related=("timeline", "drift", "narrative", "ingest"),
 )
 
-HISTORY_COMMANDS: tuple[CommandSpec, ...] = (LOG,)
+DRIFT = CommandSpec(
+    path="drift",
+    summary="Which indexed knowledge can still be trusted at HEAD: fresh, suspect or stale.",
+    description=(
+        "Evaluates HEAD's baseline snapshot, every document of it, reviewed/promoted session "
+        "artifacts (scope memory) and reviewed/promoted harness suites (scope harness). Reason "
+        "codes: no_baseline, missing_manifest_anchor, missing_binding, binding_local_only, "
+        "tracked_path_changed, related_path_changed, related_path_missing, source_head_behind, "
+        "bound_head_behind, failure_evidence_present, dependency_stale. Each item recommends "
+        "commands (ragit ingest, ragit artifact review). Structural only: nothing judges "
+        "content. Reads only; output is re-masked."
+    ),
+    handler="ragit.cli.commands.history:run_drift",
+    default_format="text",
+    views=True,
+    options=(
+        Option(
+            "--scope",
+            "enum",
+            "Which items (default all).",
+            enum=("durable", "memory", "harness", "all"),
+        ),
+        Option("--path", "string", "Only items whose affected paths match this glob."),
+        Option("--goal", "string", "Only artifacts of this goal id."),
+        Option("--session", "string", "Only artifacts of this source session id."),
+        Option(
+            "--max-count",
+            "integer",
+            "At most this many items after sorting, stale first (1-100000; default 200).",
+            maximum=100_000,
+            aliases=("-n",),
+        ),
+    ),
+    examples=("ragit drift", "ragit drift --scope durable --view minimal --format json"),
+    related=("log", "narrative", "ingest", "artifact review"),
+)
+
+HISTORY_COMMANDS: tuple[CommandSpec, ...] = (LOG, DRIFT)

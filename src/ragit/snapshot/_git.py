@@ -252,6 +252,13 @@ class GitRepo:
             return None
         return str(entry.id)
 
+    def entry_id(self, sha: str, path: str) -> str | None:
+        """The object id of ``path`` (a file, link or directory) in ``sha``'s tree, or None."""
+        try:
+            return str(self._commit(sha).tree[path.rstrip("/")].id)
+        except (KeyError, ValueError):
+            return None
+
     def parent(self, sha: str) -> str | None:
         commit = self._commit(sha)
         if not commit.parent_ids:

@@ -96,3 +96,56 @@ def render_log(data: dict[str, Any]) -> str:
     for warning in data["warnings"]:
         lines.append(f"warning: {warning}")
     return "\n".join(lines)
+
+
+def run_drift(inv: Invocation) -> Outcome:
+    """Handler for `ragit drift`."""
+    from ragit.contract.errors import InputInvalid
+    from ragit.contract.inputs import has_control_chars
+    from ragit.ops.drift import DEFAULT_MAX_COUNT, MAX_COUNT, DriftRequest, evaluate
+
+    p = inv.params
+    ids: dict[str, str | None] = {}
+    for name in ("goal", "session"):
+        value = p.get(name)
+        if value is not None and (
+            not value.strip() or has_control_chars(value) or len(value) > 256
+        ):
+            raise InputInvalid(name, "must be a non-empty id")
+        ids[name] = value
+    req = DriftRequest(
+        scope=p.get("scope") or "all",
+        path=p.get("path"),
+        goal_id=ids["goal"],
+        session_id=ids["session"],
+        max_count=_max_count(inv, DEFAULT_MAX_COUNT, MAX_COUNT),
+        view=inv.view,
+    )
+    data = evaluate(inv.workspace(), req)
+    return Outcome(data=data, text=lambda: render_drift(data), warnings=list(data["warnings"]))
+
+
+def render_drift(data: dict[str, Any]) -> str:
+    """Text of `ragit drift`: the overall status, then one line (or block) per item."""
+    counts = data["counts"]
+    base = data["baseline"]
+    snap = base["snapshotSha"]
+    lines = [
+        f"drift: {data['overallStatus']} (fresh={counts['fresh']} suspect={counts['suspect']} "
+        f"stale={counts['stale']})",
+        f"baseline: head {str(base['headSha'])[:7]} snapshot {snap[:7] if snap else '-'}",
+    ]
+    for item in data["items"]:
+        reasons = ",".join(item["reasonCodes"]) or "-"
+        lines.append(f"{item['status']:<7} {item['itemType']:<14} {item['title']} [{reasons}]")
+        if data["view"] == "minimal":
+            continue
+        for action in item.get("recommendedActions", []):
+            lines.append(f"        -> {action}")
+        if data["view"] == "full":
+            lines.append(f"        id: {item['id']}")
+            if item.get("affectedPaths"):
+                lines.append(f"        paths: {', '.join(item['affectedPaths'])}")
+    for warning in data["warnings"]:
+        lines.append(f"warning: {warning}")
+    return "\n".join(lines)
