@@ -94,4 +94,42 @@ DRIFT = CommandSpec(
     related=("log", "narrative", "ingest", "artifact review"),
 )
 
-HISTORY_COMMANDS: tuple[CommandSpec, ...] = (LOG, DRIFT)
+NARRATIVE = CommandSpec(
+    path="narrative",
+    summary="Write one self-contained HTML report: recover now, what to trust, how we got here.",
+    description=(
+        "Renders the Recovery View from the log window (first parents of the range, "
+        "--max-commits commits), the drift evaluation at HEAD and the event ledger into one "
+        "HTML file with no network, script, style or font dependency (default "
+        ".ragit/reports/narrative/<anchorSha>.html, ignored by git). --emit-model also writes "
+        "the versioned JSON model it renders (schemaVersion). Everything shown is masked like "
+        "query output. --dry-run writes nothing and returns the planned paths and summary. No "
+        "snapshot in the window gives an empty-state report, not an error. --open opens the "
+        "report in a browser, best-effort."
+    ),
+    handler="ragit.cli.commands.history:run_narrative",
+    default_format="text",
+    mutating=True,
+    supports_dry_run=True,
+    arguments=(_REV_RANGE,),
+    options=(
+        Option(
+            "--max-commits",
+            "integer",
+            "At most this many commits in the window (1-1000; default 10).",
+            maximum=1_000,
+            aliases=("-n",),
+        ),
+        Option("--output", "path", "Where to write the report (default under .ragit/reports)."),
+        Option("--emit-model", "path", "Also write the JSON model of the report here."),
+        Option("--open", "boolean", "Open the report in a browser (best-effort).", default=False),
+    ),
+    examples=(
+        "ragit narrative",
+        "ragit narrative HEAD~20..HEAD --emit-model narrative.json",
+        "ragit narrative --dry-run --format json",
+    ),
+    related=("log", "drift", "timeline"),
+)
+
+HISTORY_COMMANDS: tuple[CommandSpec, ...] = (LOG, DRIFT, NARRATIVE)

@@ -149,3 +149,67 @@ def render_drift(data: dict[str, Any]) -> str:
     for warning in data["warnings"]:
         lines.append(f"warning: {warning}")
     return "\n".join(lines)
+
+
+def run_narrative(inv: Invocation) -> Outcome:
+    """Handler for `ragit narrative`."""
+    from ragit.contract.inputs import positive_int_option
+    from ragit.ops.narrative import (
+        DEFAULT_MAX_COMMITS,
+        MAX_COMMITS,
+        NarrativeRequest,
+        run_narrative,
+    )
+
+    p = inv.params
+    raw = p.get("max_commits")
+    max_commits = (
+        positive_int_option(raw, "maxCommits", MAX_COMMITS)
+        if raw is not None
+        else DEFAULT_MAX_COMMITS
+    )
+    ws = inv.workspace()
+    req = NarrativeRequest(
+        rev_range=_rev_range(inv),
+        max_commits=max_commits,
+        output=p.get("output"),
+        emit_model=p.get("emit_model"),
+        dry_run=inv.dry_run,
+    )
+    data = run_narrative(ws, req)
+    if p.get("open"):
+        if inv.dry_run:
+            data["warnings"].append("--open is ignored in a dry-run")
+        else:
+            data["warnings"].extend(_open_report(ws.root / str(data["reportPath"])))
+    return Outcome(data=data, text=lambda: render_narrative(data), warnings=list(data["warnings"]))
+
+
+def _open_report(path: Any) -> list[str]:
+    import webbrowser
+
+    try:
+        opened = webbrowser.open(path.resolve().as_uri())
+    except (OSError, RuntimeError) as exc:  # opening is best-effort
+        return [f"could not open the report ({type(exc).__name__})"]
+    return [] if opened else ["no browser could open the report"]
+
+
+def render_narrative(data: dict[str, Any]) -> str:
+    """Text of `ragit narrative`: where the report is (or would be) and what it says."""
+    s = data["summary"]
+    verb = "would write" if data["dryRun"] else "wrote"
+    lines = [f"{verb} {data['reportPath']} ({data['bytes']} bytes)"]
+    if data["modelPath"]:
+        lines.append(f"{verb} model {data['modelPath']} (schemaVersion {data['schemaVersion']})")
+    lines.append(
+        f"window {data['window']['revRange']}: {s['snapshots']} snapshot(s), "
+        f"{s['missingCommits']} commit(s) without one"
+    )
+    lines.append(
+        f"trust: {s['overallStatus']} (fresh={s['fresh']} suspect={s['suspect']} "
+        f"stale={s['stale']}); events={s['events']} open loops={s['openLoops']}"
+    )
+    for warning in data["warnings"]:
+        lines.append(f"warning: {warning}")
+    return "\n".join(lines)
