@@ -10,16 +10,20 @@ is written.
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ragit.artifacts.catalog import EXCLUDED, ArtifactRecord, iter_artifacts, relative_path
 from ragit.contract.errors import InputInvalid, RagitError, SnapshotRefInvalid
-from ragit.security.masking import RedactionSummary, mask_json
+from ragit.security.masking import RedactionSummary, mask_text
 from ragit.snapshot._git import CommitInfo, GitRepo
-from ragit.snapshot.manifest import Manifest, list_manifest_shas, load_manifest
+from ragit.snapshot.manifest import list_manifest_shas, load_manifest
 from ragit.snapshot.surface import GlobSet, validate_repo_glob
 from ragit.workspace import Workspace
+
+if TYPE_CHECKING:
+    from ragit.artifacts.catalog import ArtifactRecord
 
 DEFAULT_MAX_COUNT = 20
 MAX_COUNT = 10_000
@@ -86,22 +90,77 @@ def resolve_range(git: GitRepo, text: str | None) -> RevRange:
     return RevRange(raw, git.resolve_commitish(tip_ref), hide)
 
 
+@dataclass(frozen=True)
+class _Summary:
+    """What `log` needs of a manifest: documents as decoded dicts, ``chunkIds`` a count."""
+
+    created_at: str
+    docs: list[dict[str, Any]]
+
+
+_CHUNK_IDS = re.compile(rb'"chunkIds":\[([^\]]*)\]')
+
+
+def _count_ids(match: re.Match[bytes]) -> bytes:
+    body = match.group(1)
+    return b'"chunkIds":%d' % (body.count(b",") + 1 if body.strip() else 0)
+
+
+_DOC_KEYS = ("path", "documentId", "versionId", "docType", "blobSha")
+
+
+def _summary(ws: Workspace, sha: str) -> _Summary:
+    """A manifest read for counting: chunk id lists become their lengths before decoding.
+
+    At N=1,000 this reads a manifest about 2.5x faster than the full, validated read.
+    Anything unexpected falls back to :func:`load_manifest`, which raises the typed error.
+    """
+    try:
+        raw = ws.manifest_path(sha).read_bytes()
+        data = json.loads(_CHUNK_IDS.sub(_count_ids, raw))
+        if data.get("commitSha") != sha or data.get("indexVersion") != 1:
+            raise ValueError(sha)
+        docs = data["docs"]
+        for doc in docs:
+            if not isinstance(doc["chunkIds"], int) or not all(
+                isinstance(doc[k], str) for k in _DOC_KEYS
+            ):
+                raise ValueError(sha)
+        return _Summary(str(data["createdAt"]), docs)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        manifest = load_manifest(ws, sha)
+        return _Summary(
+            manifest.created_at,
+            [
+                {
+                    "path": d.path,
+                    "documentId": d.document_id,
+                    "versionId": d.version_id,
+                    "docType": d.doc_type,
+                    "blobSha": d.blob_sha,
+                    "chunkIds": len(d.chunk_ids),
+                }
+                for d in manifest.docs
+            ],
+        )
+
+
 class _Manifests:
     """Each manifest read once; an unreadable one is remembered as None with a warning."""
 
     def __init__(self, ws: Workspace, warnings: list[str]) -> None:
         self.ws = ws
         self.known = set(list_manifest_shas(ws))
-        self._loaded: dict[str, Manifest | None] = {}
+        self._loaded: dict[str, _Summary | None] = {}
         self._warnings = warnings
 
     def has(self, sha: str) -> bool:
         return sha in self.known
 
-    def get(self, sha: str) -> Manifest | None:
+    def get(self, sha: str) -> _Summary | None:
         if sha not in self._loaded:
             try:
-                self._loaded[sha] = load_manifest(self.ws, sha)
+                self._loaded[sha] = _summary(self.ws, sha)
             except (RagitError, FileNotFoundError) as exc:
                 code = getattr(exc, "code", type(exc).__name__)
                 self._warnings.append(f"snapshot {sha[:7]}: manifest unreadable ({code})")
@@ -109,11 +168,16 @@ class _Manifests:
         return self._loaded[sha]
 
 
-def _docs(manifest: Manifest, doc_type: str | None, glob: GlobSet | None) -> dict[str, Any]:
+def _docs(
+    manifest: _Summary, doc_type: str | None, glob: GlobSet | None
+) -> dict[str, dict[str, Any]]:
+    if doc_type is None and glob is None:
+        return {d["documentId"]: d for d in manifest.docs}
     return {
-        d.document_id: d
+        d["documentId"]: d
         for d in manifest.docs
-        if (doc_type is None or d.doc_type == doc_type) and (glob is None or glob.matches(d.path))
+        if (doc_type is None or d["docType"] == doc_type)
+        and (glob is None or glob.matches(d["path"]))
     }
 
 
@@ -122,7 +186,7 @@ def _is_memory_path(path: str) -> bool:
 
 
 def _changes(
-    current: dict[str, Any], previous: dict[str, Any] | None, view: str
+    current: dict[str, dict[str, Any]], previous: dict[str, dict[str, Any]] | None, view: str
 ) -> tuple[dict[str, int], list[dict[str, Any]]]:
     before = previous or {}
     changed: list[dict[str, Any]] = []
@@ -132,26 +196,26 @@ def _changes(
         if old is None:
             status = "A"
             counts["added"] += 1
-        elif old.version_id != doc.version_id or old.blob_sha != doc.blob_sha:
+        elif old["versionId"] != doc["versionId"] or old["blobSha"] != doc["blobSha"]:
             status = "M"
             counts["modified"] += 1
         else:
             continue
-        row: dict[str, Any] = {"path": doc.path, "status": status, "docType": doc.doc_type}
+        row: dict[str, Any] = {"path": doc["path"], "status": status, "docType": doc["docType"]}
         if view == "full":
-            row["chunks"] = len(doc.chunk_ids)
-            row["chunkDelta"] = len(doc.chunk_ids) - (len(old.chunk_ids) if old else 0)
-            row["memoryPath"] = _is_memory_path(doc.path)
+            row["chunks"] = doc["chunkIds"]
+            row["chunkDelta"] = doc["chunkIds"] - (old["chunkIds"] if old else 0)
+            row["memoryPath"] = _is_memory_path(doc["path"])
         changed.append(row)
     for doc_id, old in before.items():
         if doc_id in current:
             continue
         counts["deleted"] += 1
-        row = {"path": old.path, "status": "D", "docType": old.doc_type}
+        row = {"path": old["path"], "status": "D", "docType": old["docType"]}
         if view == "full":
             row["chunks"] = 0
-            row["chunkDelta"] = -len(old.chunk_ids)
-            row["memoryPath"] = _is_memory_path(old.path)
+            row["chunkDelta"] = -old["chunkIds"]
+            row["memoryPath"] = _is_memory_path(old["path"])
         changed.append(row)
     changed.sort(key=lambda r: (r["path"], r["status"]))
     return counts, changed
@@ -175,6 +239,8 @@ def _statement(ws: Workspace, record: ArtifactRecord) -> dict[str, Any]:
 
 def semantic_overlay(ws: Workspace, records: list[ArtifactRecord], view: str) -> dict[str, Any]:
     """The ``semantic`` block of one snapshot from the artifacts bound to it."""
+    from ragit.artifacts.catalog import EXCLUDED, relative_path
+
     beliefs: list[dict[str, Any]] = []
     loops: list[dict[str, Any]] = []
     evidence: list[dict[str, Any]] = []
@@ -227,6 +293,11 @@ def semantic_overlay(ws: Workspace, records: list[ArtifactRecord], view: str) ->
 
 def _bound_artifacts(ws: Workspace) -> dict[str, list[ArtifactRecord]]:
     by_head: dict[str, list[ArtifactRecord]] = {}
+    root = ws.ragit_dir / "artifacts"
+    if not any(root.glob("session/*.json")) and not any(root.glob("harness/*/*.json")):
+        return by_head  # no record: the record model (pydantic) is never imported
+    from ragit.artifacts.catalog import iter_artifacts
+
     for record in iter_artifacts(ws):
         if record.binding_status == "bound" and record.bound_head_sha:
             by_head.setdefault(record.bound_head_sha, []).append(record)
@@ -311,13 +382,13 @@ def run_log(ws: Workspace, req: LogRequest) -> dict[str, Any]:
         counts, changed = _changes(current, docs_of(prev_sha), req.view)
         types: dict[str, int] = {}
         for doc in current.values():
-            types[doc.doc_type] = types.get(doc.doc_type, 0) + 1
+            types[doc["docType"]] = types.get(doc["docType"], 0) + 1
         snapshot: dict[str, Any] = {
             "status": "indexed",
             "createdAt": manifest.created_at,
             "previousSnapshotSha": prev_sha,
             "docs": len(current),
-            "chunks": sum(len(d.chunk_ids) for d in current.values()),
+            "chunks": sum(d["chunkIds"] for d in current.values()),
             "delta": counts,
             "types": dict(sorted(types.items())),
         }
@@ -326,7 +397,7 @@ def run_log(ws: Workspace, req: LogRequest) -> dict[str, Any]:
         entry["snapshot"] = snapshot
         entry["semantic"] = semantic_overlay(ws, bound.get(info.sha, []), req.view)
         entries.append(entry)
-    masked, count, sources = mask_json(entries, "entries")
+    masked, count, sources = mask_cached(entries, "entries")
     redaction = RedactionSummary().merge_sources(sources, count)
     return {
         "revRange": rng.text,
@@ -338,3 +409,33 @@ def run_log(ws: Workspace, req: LogRequest) -> dict[str, Any]:
         "redactionSummary": redaction.dump(),
         "warnings": warnings,
     }
+
+
+def mask_cached(value: Any, path: str) -> tuple[Any, int, list[str]]:
+    """:func:`ragit.security.masking.mask_json`, masking each distinct string once.
+
+    History repeats the same paths and doc types in many entries.
+    """
+    cache: dict[str, tuple[str, int]] = {}
+    sources: list[str] = []
+    total = 0
+
+    def walk(item: Any, where: str) -> Any:
+        nonlocal total
+        if isinstance(item, str):
+            hit = cache.get(item)
+            if hit is None:
+                result = mask_text(item)
+                hit = cache[item] = (result.text, result.masked_count)
+            if hit[1]:
+                sources.append(where or "$")
+                total += hit[1]
+            return hit[0]
+        if isinstance(item, dict):
+            return {k: walk(v, f"{where}.{k}" if where else str(k)) for k, v in item.items()}
+        if isinstance(item, (list, tuple)):
+            return [walk(v, f"{where}[{i}]") for i, v in enumerate(item)]
+        return item
+
+    masked = walk(value, path)
+    return masked, total, sources
