@@ -7,7 +7,7 @@ JSON Schemas that ``describe`` reports are generated from the pydantic models at
 build time by ``scripts/gen_describe.py`` into ``describe.json`` (with a
 ``--check`` twin). The specs are declared per command group
 (:mod:`~ragit.contract.specs_core`, :mod:`~ragit.contract.specs_ops`,
-:mod:`~ragit.contract.specs_memory`).
+:mod:`~ragit.contract.specs_memory`, :mod:`~ragit.contract.specs_history`).
 
 Only commands that really work are registered.
 """
@@ -16,10 +16,16 @@ from __future__ import annotations
 
 from ragit.contract.command_spec import CommandSpec
 from ragit.contract.specs_core import CORE_COMMANDS
+from ragit.contract.specs_history import HISTORY_COMMANDS
 from ragit.contract.specs_memory import MEMORY_COMMANDS
 from ragit.contract.specs_ops import OPS_COMMANDS
 
-COMMANDS: tuple[CommandSpec, ...] = (*CORE_COMMANDS, *OPS_COMMANDS, *MEMORY_COMMANDS)
+COMMANDS: tuple[CommandSpec, ...] = (
+    *CORE_COMMANDS,
+    *OPS_COMMANDS,
+    *MEMORY_COMMANDS,
+    *HISTORY_COMMANDS,
+)
 
 
 def by_path() -> dict[str, CommandSpec]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import cast
 
@@ -72,6 +73,16 @@ class TreeFile:
     path: str
     blob_sha: str
     is_symlink: bool
+
+
+@dataclass(frozen=True)
+class CommitInfo:
+    """One commit of a history walk."""
+
+    sha: str
+    subject: str
+    author_name: str
+    authored_at: str
 
 
 @dataclass(frozen=True)
@@ -208,6 +219,45 @@ class GitRepo:
             is_commit = parent is not None and parent.type == pygit2.GIT_OBJECT_COMMIT
             commit = cast("pygit2.Commit", parent) if is_commit else None
             count += 1
+
+    def first_parent_log(self, tip: str, hide: str | None, limit: int) -> Iterator[CommitInfo]:
+        """``tip`` and its first-parent ancestors, newest first, without ``hide``'s history.
+
+        ``hide`` (the left side of ``A..B``) removes every commit reachable from it.
+        """
+        walker = self._repo.walk(self._commit(tip).id, pygit2.enums.SortMode.TOPOLOGICAL)
+        walker.simplify_first_parent()
+        if hide is not None:
+            walker.hide(self._commit(hide).id)
+        for count, commit in enumerate(walker):
+            if count >= limit:
+                return
+            author = commit.author
+            offset = timezone(timedelta(minutes=int(author.offset)))
+            moment = datetime.fromtimestamp(int(author.time), offset)
+            yield CommitInfo(
+                sha=str(commit.id),
+                subject=str(commit.message).split("\n", 1)[0],
+                author_name=str(author.name),
+                authored_at=moment.isoformat().replace("+00:00", "Z"),
+            )
+
+    def blob_at(self, sha: str, path: str) -> str | None:
+        """The blob id of ``path`` in ``sha``'s tree, or None (absent, or not a file)."""
+        try:
+            entry = self._commit(sha).tree[path]
+        except (KeyError, ValueError):
+            return None
+        if entry.filemode not in _FILE_MODES and entry.filemode != _LINK_MODE:
+            return None
+        return str(entry.id)
+
+    def entry_id(self, sha: str, path: str) -> str | None:
+        """The object id of ``path`` (a file, link or directory) in ``sha``'s tree, or None."""
+        try:
+            return str(self._commit(sha).tree[path.rstrip("/")].id)
+        except (KeyError, ValueError):
+            return None
 
     def parent(self, sha: str) -> str | None:
         commit = self._commit(sha)

@@ -1,0 +1,304 @@
+"""`ragit drift`: a read-only, structural trust evaluator at HEAD (UR §12.19).
+
+Items, each ``fresh``, ``suspect`` or ``stale`` with reason codes:
+
+* the **baseline** — HEAD's own snapshot (fresh), the nearest indexed first-parent
+  ancestor's (suspect, ``missing_manifest_anchor``) or none (stale, ``no_baseline``);
+* every **document** of the baseline snapshot — stale with ``tracked_path_changed``
+  when HEAD's blob at its path differs (or the path is gone);
+* every reviewed or promoted **session artifact** (scope ``memory``) and harness
+  **suite** (scope ``harness``) — ``missing_binding`` / ``binding_local_only`` (suspect)
+  from its binding; for each related path: gone at HEAD → ``related_path_missing``
+  (stale), changed since the commit it was bound to (or captured at) →
+  ``related_path_changed`` plus ``bound_head_behind`` / ``source_head_behind``
+  (suspect); a related path that is a stale document → ``dependency_stale`` (stale);
+  a live failure artifact of the suite (or, for session artifacts, of the same goal)
+  → ``failure_evidence_present`` (stale for suites, suspect for session artifacts).
+
+Nothing judges content; nothing is written. Recommended actions are commands:
+``ragit ingest`` (indexes HEAD: the baseline and changed documents become fresh),
+``ragit ingest --scope all`` (also binds pending artifacts) and ``ragit artifact
+review`` (supersede or retract an artifact whose ground moved).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ragit.artifacts.catalog import EXCLUDED, ArtifactRecord, iter_artifacts
+from ragit.contract.errors import InputInvalid, RagitError
+from ragit.security.masking import RedactionSummary, mask_json
+from ragit.snapshot._git import GitRepo
+from ragit.snapshot.manifest import Manifest, load_manifest, manifest_exists
+from ragit.snapshot.selection import nearest_indexed_ancestor
+from ragit.snapshot.surface import GlobSet, validate_repo_glob
+from ragit.workspace import Workspace
+
+SCOPES = ("durable", "memory", "harness", "all")
+STATUSES = ("fresh", "suspect", "stale")
+DEFAULT_MAX_COUNT = 200
+MAX_COUNT = 100_000
+INGEST = "ragit ingest"
+BIND = "ragit ingest --scope all"
+REVIEW = "ragit artifact review --input <review.json>"
+_STALE_REASONS = frozenset(
+    {"no_baseline", "tracked_path_changed", "related_path_missing", "dependency_stale"}
+)
+
+
+@dataclass(frozen=True)
+class DriftRequest:
+    scope: str = "all"
+    path: str | None = None
+    goal_id: str | None = None
+    session_id: str | None = None
+    max_count: int = DEFAULT_MAX_COUNT
+    view: str = "default"
+
+
+def _status(reasons: list[str], stale_extra: frozenset[str] = frozenset()) -> str:
+    if any(r in _STALE_REASONS or r in stale_extra for r in reasons):
+        return "stale"
+    return "suspect" if reasons else "fresh"
+
+
+def _item(
+    scope: str,
+    item_type: str,
+    item_id: str,
+    title: str,
+    reasons: list[str],
+    paths: list[str],
+    refs: dict[str, Any],
+    actions: list[str],
+    status: str | None = None,
+) -> dict[str, Any]:
+    return {
+        "scope": scope,
+        "itemType": item_type,
+        "id": item_id,
+        "title": title,
+        "status": status or _status(reasons),
+        "reasonCodes": reasons,
+        "affectedPaths": paths,
+        "sourceRefs": refs,
+        "recommendedActions": actions if reasons else [],
+    }
+
+
+def _baseline(
+    ws: Workspace, git: GitRepo, head: str | None, warnings: list[str]
+) -> tuple[dict[str, Any], Manifest | None]:
+    snapshot: str | None = None
+    reasons: list[str] = []
+    if head is not None and manifest_exists(ws, head):
+        snapshot = head
+    elif head is not None:
+        snapshot = nearest_indexed_ancestor(ws, git, head)
+        reasons.append("missing_manifest_anchor" if snapshot else "no_baseline")
+    else:
+        reasons.append("no_baseline")
+    manifest: Manifest | None = None
+    if snapshot is not None:
+        try:
+            manifest = load_manifest(ws, snapshot)
+        except RagitError as exc:
+            warnings.append(f"snapshot {snapshot[:7]}: manifest unreadable ({exc.code})")
+            reasons = ["no_baseline"]
+    block = {
+        "headSha": head,
+        "snapshotSha": snapshot if manifest is not None else None,
+        "snapshotCommitSha": snapshot if manifest is not None else None,
+        "reasonCodes": reasons,
+    }
+    return block, manifest
+
+
+def _documents(
+    git: GitRepo, head: str | None, manifest: Manifest | None, baseline_sha: str | None
+) -> list[dict[str, Any]]:
+    if manifest is None:
+        return []
+    items = []
+    for doc in manifest.docs:
+        reasons: list[str] = []
+        if (
+            head is not None
+            and head != baseline_sha
+            and git.blob_at(head, doc.path) != doc.blob_sha
+        ):
+            reasons.append("tracked_path_changed")
+        items.append(
+            _item(
+                "durable",
+                "document",
+                doc.document_id,
+                doc.path,
+                reasons,
+                [doc.path],
+                {"headSha": head, "snapshotSha": baseline_sha, "anchorSha": baseline_sha},
+                [INGEST],
+            )
+        )
+    return items
+
+
+def _artifact_item(
+    git: GitRepo,
+    head: str | None,
+    record: ArtifactRecord,
+    scope: str,
+    stale_docs: set[str],
+    failures: list[str],
+) -> dict[str, Any]:
+    reasons: list[str] = []
+    if record.binding_status == "pending":
+        reasons.append("missing_binding")
+    elif record.binding_status == "local_only":
+        reasons.append("binding_local_only")
+    bound = record.bound_head_sha if record.binding_status == "bound" else None
+    base = bound or record.source_head_sha or record.capture_head_sha
+    if base is not None and not git.has_commit(base):
+        base = None
+    missing = changed = dependency = False
+    for path in record.related_paths:
+        now = git.entry_id(head, path) if head is not None else None
+        if now is None:
+            missing = True
+        elif base is not None and base != head and git.entry_id(base, path) != now:
+            changed = True
+        if path in stale_docs:
+            dependency = True
+    if missing:
+        reasons.append("related_path_missing")
+    if changed:
+        reasons.append("related_path_changed")
+        reasons.append("bound_head_behind" if bound else "source_head_behind")
+    if dependency:
+        reasons.append("dependency_stale")
+    if failures:
+        reasons.append("failure_evidence_present")
+    stale_extra = frozenset({"failure_evidence_present"}) if scope == "harness" else frozenset()
+    actions = [BIND] if "missing_binding" in reasons else []
+    if set(reasons) - {"missing_binding"}:
+        actions.append(REVIEW)
+    refs: dict[str, Any] = {
+        "headSha": head,
+        "sourceHeadSha": record.source_head_sha,
+        "boundHeadSha": record.bound_head_sha,
+        "captureHeadSha": record.capture_head_sha,
+        "artifactId": record.artifact_id,
+        "goalId": record.goal_id,
+        "episodeId": record.episode_id,
+        "sourceSessionId": record.source_session_id,
+    }
+    if failures:
+        refs["failureArtifactIds"] = failures
+    item = _item(
+        scope,
+        "harnessSuite" if scope == "harness" else "memoryArtifact",
+        record.artifact_id,
+        record.title,
+        reasons,
+        list(record.related_paths),
+        refs,
+        actions,
+        status=_status(reasons, stale_extra),
+    )
+    return item
+
+
+def evaluate(ws: Workspace, req: DriftRequest) -> dict[str, Any]:
+    """The data of `ragit drift` (reads only)."""
+    if req.scope not in SCOPES:
+        raise InputInvalid("scope", f"must be one of {', '.join(SCOPES)}")
+    glob_text = validate_repo_glob(req.path, "path") if req.path is not None else None
+    glob = GlobSet([glob_text], field="path") if glob_text else None
+    git = GitRepo(ws.root)
+    head = git.head().sha
+    warnings: list[str] = []
+    baseline, manifest = _baseline(ws, git, head, warnings)
+    baseline_sha = baseline["snapshotSha"]
+    items: list[dict[str, Any]] = []
+    baseline_actions = [INGEST]
+    items.append(
+        _item(
+            "durable",
+            "baseline",
+            "baseline",
+            "HEAD snapshot",
+            list(baseline["reasonCodes"]),
+            [],
+            {"headSha": head, "snapshotSha": baseline_sha},
+            baseline_actions,
+        )
+    )
+    documents = _documents(git, head, manifest, baseline_sha)
+    items.extend(documents)
+    stale_docs = {d["title"] for d in documents if d["status"] == "stale"}
+    records = iter_artifacts(ws)
+    suite_failures: dict[str, list[str]] = {}
+    goal_failures: dict[str, list[str]] = {}
+    for record in records:
+        if record.kind != "failure" or record.status in EXCLUDED:
+            continue
+        if record.artifact_scope == "harness":
+            for ref in record.provenance.input_refs[:1]:
+                suite_failures.setdefault(ref, []).append(record.artifact_id)
+        elif record.goal_id:
+            goal_failures.setdefault(record.goal_id, []).append(record.artifact_id)
+    for record in records:
+        if record.status not in ("reviewed", "promoted"):
+            continue
+        if record.artifact_scope == "session":
+            failures = [
+                f for f in goal_failures.get(record.goal_id or "", []) if f != record.artifact_id
+            ]
+            items.append(_artifact_item(git, head, record, "memory", stale_docs, failures))
+        elif record.kind == "suite":
+            failures = suite_failures.get(record.artifact_id, [])
+            items.append(_artifact_item(git, head, record, "harness", stale_docs, failures))
+    chosen = [i for i in items if _selected(i, req, glob)]
+    rank = {"stale": 0, "suspect": 1, "fresh": 2}
+    order = {"baseline": 0, "document": 1, "memoryArtifact": 2, "harnessSuite": 3}
+    chosen.sort(key=lambda i: (rank[i["status"]], order[i["itemType"]], i["title"], i["id"]))
+    counts = {status: 0 for status in STATUSES}
+    for item in chosen:
+        counts[item["status"]] += 1
+    overall = "stale" if counts["stale"] else "suspect" if counts["suspect"] else "fresh"
+    limited = chosen[: req.max_count]
+    if req.view == "minimal":
+        limited = [
+            {k: i[k] for k in ("scope", "itemType", "id", "title", "status", "reasonCodes")}
+            for i in limited
+        ]
+    masked, count, sources = mask_json(limited, "items")
+    redaction = RedactionSummary().merge_sources(sources, count)
+    return {
+        "overallStatus": overall,
+        "counts": counts,
+        "filters": {
+            "scope": req.scope,
+            "path": glob_text,
+            "goalId": req.goal_id,
+            "sessionId": req.session_id,
+            "maxCount": req.max_count,
+        },
+        "view": req.view,
+        "baseline": baseline,
+        "items": masked,
+        "redactionSummary": redaction.dump(),
+        "warnings": warnings,
+    }
+
+
+def _selected(item: dict[str, Any], req: DriftRequest, glob: GlobSet | None) -> bool:
+    if req.scope not in ("all", item["scope"]):
+        return False
+    refs = item["sourceRefs"]
+    if req.goal_id is not None and refs.get("goalId") != req.goal_id:
+        return False
+    if req.session_id is not None and refs.get("sourceSessionId") != req.session_id:
+        return False
+    return not (glob is not None and not any(glob.matches(p) for p in item["affectedPaths"]))
