@@ -270,8 +270,9 @@ def test_secrets_never_appear_in_any_view_or_format(tmp_path: Path) -> None:
 
 
 def test_cli_text_output_lists_numbered_hits_with_citations(basic: Path) -> None:
-    """Implementation choice: a readable text face with snapshot facts in the header."""
+    """Implementation choice: a readable text face, hits first, then one line of snapshot facts."""
     proc = ragit(basic, "query", "idempotency", "--format", "text", "--top-k", "2")
     assert proc.returncode == 0
-    assert "snapshot:" in proc.stdout and "selection: head-exact" in proc.stdout
-    assert "\n1. [cite-" in proc.stdout and "\n2. [cite-" in proc.stdout
+    assert proc.stdout.startswith("1. ") and "\n2. " in proc.stdout
+    assert proc.stdout.count("   cite: cite-") == 2
+    assert "2 hits for “idempotency” · snapshot " in proc.stdout
