@@ -1,23 +1,37 @@
 """The background job a managed hook starts: ``python -m ragit.hooks.run <hook>``.
 
 It ingests the repository's *current* HEAD incrementally (``auto`` mode: from
-the nearest indexed ancestor, else a full snapshot), so a burst of commits
-coalesces into the snapshots that are still missing when each job runs. A busy
-writer is waited for (this runs in the background, git is not waiting); every
+the nearest indexed ancestor, else a full snapshot). Hook jobs coalesce: at most
+one runs per worktree (it holds the ``flock`` on ``.ragit/runtime/hook-ingest.run``).
+A job that finds one running leaves a request (``hook-ingest.pending``) and exits at
+once, so a burst of commits never queues a job per commit. The running job, after each
+ingest, takes the request (if any) and ingests again when HEAD moved: the newest HEAD is
+always the one ingested. The request and the runner's exit are decided under one short
+``flock`` (``hook-ingest.guard``), so no request is left behind by a runner that is
+finishing. A busy writer (a CLI ingest, the compactor) is waited for, bounded; every
 outcome is one JSON line on stdout, which the hook appends to
 ``.ragit/runtime/hooks.log``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 BUSY_WAIT_SECONDS = 120.0
+BUSY_POLL_SECONDS = 0.25
+# A worktree changing under the dirty check (REPOSITORY_STATE_CHANGED) is retried this often.
+STATE_RETRIES = 5
+
+RUN_NAME = "hook-ingest.run"
+PENDING_NAME = "hook-ingest.pending"
+GUARD_NAME = "hook-ingest.guard"
 
 
 def _log(hook: str, **fields: object) -> None:
@@ -30,41 +44,64 @@ def _log(hook: str, **fields: object) -> None:
     sys.stdout.flush()
 
 
-def main(argv: list[str]) -> int:
-    """Run one hook-triggered ingest; always exits 0 (hooks never fail git)."""
-    os.environ["RAGIT_PROGRESS"] = "0"
-    hook = argv[0] if argv else "unknown"
+def _claim_or_request(runtime: Path, hook: str) -> contextlib.ExitStack | None:
+    """Become this worktree's hook runner (the returned stack holds the run lock), or leave
+    a request for the running one and return ``None``."""
+    from ragit._lock import flocked
+
+    stack = contextlib.ExitStack()
+    with flocked(runtime / GUARD_NAME):
+        try:
+            stack.enter_context(flocked(runtime / RUN_NAME, wait_s=0))
+        except TimeoutError:
+            (runtime / PENDING_NAME).write_text(hook + "\n", encoding="utf-8")
+            return None
+        # A request left by a runner that was killed is ours now: this run ingests HEAD.
+        (runtime / PENDING_NAME).unlink(missing_ok=True)
+    return stack
+
+
+def _finish_or_continue(runtime: Path, stack: contextlib.ExitStack) -> bool:
+    """Under the guard: take a pending request (True: run again) or release the run lock."""
+    from ragit._lock import flocked
+
+    with flocked(runtime / GUARD_NAME):
+        pending = runtime / PENDING_NAME
+        if pending.exists():
+            pending.unlink(missing_ok=True)
+            return True
+        stack.close()
+        return False
+
+
+def _ingest_once(hook: str, root: Path) -> dict[str, Any] | None:
+    """One ingest of the current HEAD; logs the outcome; returns the ingest data or None."""
     from ragit.config import load_config
-    from ragit.contract.errors import RagitError, StoreWriteBusy
+    from ragit.contract.errors import RagitError, RepositoryStateChanged, StoreWriteBusy
     from ragit.ingest.apply import run_ingest
     from ragit.ingest.request import IngestRequest
-    from ragit.snapshot._git import discover_root
     from ragit.workspace import Workspace
 
-    root = discover_root(Path.cwd())
-    if root is None:
-        _log(hook, ok=False, code="NOT_A_GIT_REPOSITORY")
-        return 0
     ws = Workspace(root)
-    from ragit.snapshot._git import GitRepo
-
-    busy_with = GitRepo(root).operation_in_progress()
-    if busy_with is not None:
-        # Intermediate commits of a rebase (or a stopped merge) are not worth a snapshot:
-        # the post-rewrite (or post-merge/post-commit) hook that ends it ingests the result.
-        _log(hook, ok=True, skipped=f"git {busy_with} in progress")
-        return 0
     deadline = time.monotonic() + BUSY_WAIT_SECONDS
+    state_retries = 0
     while True:
         try:
             cfg = load_config(ws)
             data = run_ingest(ws, cfg, IngestRequest(), lambda _m: None)
         except StoreWriteBusy:
             if time.monotonic() < deadline:
-                time.sleep(1.0)  # background job: waiting for the active writer is the point
+                time.sleep(BUSY_POLL_SECONDS)  # background job: waiting for the writer is the point
                 continue
             _log(hook, ok=False, code="STORE_WRITE_BUSY", recovery="ragit ingest")
-            return 0
+            return None
+        except RepositoryStateChanged as exc:
+            state_retries += 1
+            if state_retries < STATE_RETRIES:
+                time.sleep(0.2 * state_retries)  # git is changing the worktree right now
+                continue
+            _log(hook, ok=False, code=exc.code, message=exc.message, recovery=exc.recovery)
+            return None
         except RagitError as exc:
             _log(
                 hook,
@@ -73,7 +110,7 @@ def main(argv: list[str]) -> int:
                 message=exc.message,
                 recovery=exc.recovery or "ragit ingest --all",
             )
-            return 0
+            return None
         except Exception as exc:
             _log(
                 hook,
@@ -82,7 +119,7 @@ def main(argv: list[str]) -> int:
                 message=str(exc) or type(exc).__name__,
                 recovery="ragit ingest --all",
             )
-            return 0
+            return None
         _log(
             hook,
             ok=True,
@@ -92,7 +129,49 @@ def main(argv: list[str]) -> int:
             reused=data["reused"],
             noop=data["noop"],
         )
+        return data
+
+
+def _head(root: Path) -> str | None:
+    from ragit.contract.errors import RagitError
+    from ragit.snapshot._git import GitRepo
+
+    try:
+        head = GitRepo(root).head()
+    except RagitError:
+        return None
+    return head.sha
+
+
+def main(argv: list[str]) -> int:
+    """Run (or request) a hook-triggered ingest; always exits 0 (hooks never fail git)."""
+    os.environ["RAGIT_PROGRESS"] = "0"
+    hook = argv[0] if argv else "unknown"
+    from ragit.snapshot._git import GitRepo, discover_root
+    from ragit.workspace import Workspace
+
+    root = discover_root(Path.cwd())
+    if root is None:
+        _log(hook, ok=False, code="NOT_A_GIT_REPOSITORY")
         return 0
+    runtime = Workspace(root).runtime_dir
+    stack = _claim_or_request(runtime, hook)
+    if stack is None:
+        _log(hook, ok=True, coalesced="an ingest is running; it ingests the newest HEAD next")
+        return 0
+    with stack:
+        while True:
+            busy_with = GitRepo(root).operation_in_progress()
+            if busy_with is not None:
+                # Intermediate commits of a rebase (or a stopped merge) are not worth a
+                # snapshot: the hook that ends it (post-rewrite, post-merge) ingests the result.
+                _log(hook, ok=True, skipped=f"git {busy_with} in progress")
+            else:
+                data = _ingest_once(hook, root)
+                if data is not None and _head(root) not in (None, data["commitSha"]):
+                    continue  # HEAD moved during the ingest: ingest the newest one
+            if not _finish_or_continue(runtime, stack):
+                return 0
 
 
 if __name__ == "__main__":
