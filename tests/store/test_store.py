@@ -334,6 +334,33 @@ def test_missing_copy_with_an_active_writer_is_read_busy(ws: Workspace) -> None:
     assert not copies_root(ws).exists() or not any(copies_root(ws).iterdir())
 
 
+def test_missing_copy_with_a_dead_writers_lock_is_read_busy_at_once(ws: Workspace) -> None:
+    """Issue 13 §3: a reader never waits for a writer that is gone (a stale lock stays until
+    the next writer): STORE_READ_BUSY without the poll."""
+    import json
+    import subprocess
+    import sys
+
+    from ragit import _lock
+
+    write_and_publish(ws, rows("a", 2))
+    shutil.rmtree(copies_root(ws))
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    owner = _lock.owner_record(token="f" * 32, command="ingest", started_at="2026-01-01T00:00:00Z")
+    owner["pid"] = int(dead.stdout)
+    ws.lock_path.parent.mkdir(parents=True, exist_ok=True)
+    ws.lock_path.write_text(json.dumps(owner), encoding="utf-8")
+    assert _lock.inspect(ws.lock_path).state == "stale"
+    with pytest.raises(StoreReadBusy) as info:
+        StoreReader.open_latest(ws, wait_ms=5000)
+    assert info.value.details["waitedMs"] < 1000
+
+
 def test_existing_copy_is_read_while_a_writer_holds_the_lock(ws: Workspace) -> None:
     """Contract §6: ingest never blocks queries."""
     write_and_publish(ws, rows("a", 2))
