@@ -72,7 +72,8 @@ def _wait_for_ingest(
     deadline = time.monotonic() + TIMEOUT
     while True:
         for record in _log(root):
-            if record.get("commitSha") == sha and hook in (None, record["hook"]):
+            served = (record["hook"], *record.get("requests", ()))
+            if record.get("commitSha") == sha and (hook is None or hook in served):
                 assert record["ok"] is True, record
                 return record
         failures = [r for r in _log(root) if r.get("ok") is False]

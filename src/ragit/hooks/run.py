@@ -3,13 +3,15 @@
 It ingests the repository's *current* HEAD incrementally (``auto`` mode: from
 the nearest indexed ancestor, else a full snapshot). Hook jobs coalesce: at most
 one runs per worktree (it holds the ``flock`` on ``.ragit/runtime/hook-ingest.run``).
-A job that finds one running leaves a request (``hook-ingest.pending``) and exits at
-once, so a burst of commits never queues a job per commit. The running job, after each
-ingest, takes the request (if any) and ingests again when HEAD moved: the newest HEAD is
-always the one ingested. The request and the runner's exit are decided under one short
-``flock`` (``hook-ingest.guard``), so no request is left behind by a runner that is
-finishing. A busy writer (a CLI ingest, the compactor) is waited for, bounded; every
-outcome is one JSON line on stdout, which the hook appends to
+A job that finds one running leaves a request (``hook-ingest.pending``, naming its
+hook) and exits at once, so a burst of commits never queues a job per commit. The
+running job, after each ingest, takes the requests (logging the next ingest under the
+newest requesting hook's name, every hook it serves in ``requests``) and ingests again,
+or again when HEAD moved: the newest HEAD
+is always the one ingested. The request and the runner's exit are decided under one
+short ``flock`` (``hook-ingest.guard``), so no request is left behind by a runner
+that is finishing. A busy writer (a CLI ingest, the compactor) is waited for,
+bounded; every outcome is one JSON line on stdout, which the hook appends to
 ``.ragit/runtime/hooks.log``.
 """
 
@@ -54,27 +56,37 @@ def _claim_or_request(runtime: Path, hook: str) -> contextlib.ExitStack | None:
         try:
             stack.enter_context(flocked(runtime / RUN_NAME, wait_s=0))
         except TimeoutError:
-            (runtime / PENDING_NAME).write_text(hook + "\n", encoding="utf-8")
+            with (runtime / PENDING_NAME).open("a", encoding="utf-8") as pending:
+                pending.write(hook + "\n")
             return None
         # A request left by a runner that was killed is ours now: this run ingests HEAD.
         (runtime / PENDING_NAME).unlink(missing_ok=True)
     return stack
 
 
-def _finish_or_continue(runtime: Path, stack: contextlib.ExitStack) -> bool:
-    """Under the guard: take a pending request (True: run again) or release the run lock."""
+def _next_run(
+    runtime: Path, stack: contextlib.ExitStack, hook: str, moved: bool
+) -> list[str] | None:
+    """Under the guard: the hooks whose requests the next run serves (the pending requests,
+    else ``hook`` when HEAD moved), or None after releasing the run lock."""
     from ragit._lock import flocked
 
     with flocked(runtime / GUARD_NAME):
         pending = runtime / PENDING_NAME
-        if pending.exists():
+        try:
+            lines = pending.read_text(encoding="utf-8").split()
+        except FileNotFoundError:
+            lines = None
+        if lines is not None:
             pending.unlink(missing_ok=True)
-            return True
+            return list(dict.fromkeys(lines)) or [hook]
+        if moved:
+            return [hook]
         stack.close()
-        return False
+        return None
 
 
-def _ingest_once(hook: str, root: Path) -> dict[str, Any] | None:
+def _ingest_once(hook: str, root: Path, extra: dict[str, Any]) -> dict[str, Any] | None:
     """One ingest of the current HEAD; logs the outcome; returns the ingest data or None."""
     from ragit.config import load_config
     from ragit.contract.errors import RagitError, RepositoryStateChanged, StoreWriteBusy
@@ -93,14 +105,14 @@ def _ingest_once(hook: str, root: Path) -> dict[str, Any] | None:
             if time.monotonic() < deadline:
                 time.sleep(BUSY_POLL_SECONDS)  # background job: waiting for the writer is the point
                 continue
-            _log(hook, ok=False, code="STORE_WRITE_BUSY", recovery="ragit ingest")
+            _log(hook, ok=False, code="STORE_WRITE_BUSY", recovery="ragit ingest", **extra)
             return None
         except RepositoryStateChanged as exc:
             state_retries += 1
             if state_retries < STATE_RETRIES:
                 time.sleep(0.2 * state_retries)  # git is changing the worktree right now
                 continue
-            _log(hook, ok=False, code=exc.code, message=exc.message, recovery=exc.recovery)
+            _log(hook, ok=False, code=exc.code, message=exc.message, recovery=exc.recovery, **extra)
             return None
         except RagitError as exc:
             _log(
@@ -109,6 +121,7 @@ def _ingest_once(hook: str, root: Path) -> dict[str, Any] | None:
                 code=exc.code,
                 message=exc.message,
                 recovery=exc.recovery or "ragit ingest --all",
+                **extra,
             )
             return None
         except Exception as exc:
@@ -118,6 +131,7 @@ def _ingest_once(hook: str, root: Path) -> dict[str, Any] | None:
                 code="UNEXPECTED",
                 message=str(exc) or type(exc).__name__,
                 recovery="ragit ingest --all",
+                **extra,
             )
             return None
         _log(
@@ -128,6 +142,7 @@ def _ingest_once(hook: str, root: Path) -> dict[str, Any] | None:
             processed=data["processed"],
             reused=data["reused"],
             noop=data["noop"],
+            **extra,
         )
         return data
 
@@ -160,18 +175,21 @@ def main(argv: list[str]) -> int:
         _log(hook, ok=True, coalesced="an ingest is running; it ingests the newest HEAD next")
         return 0
     with stack:
-        while True:
+        serving: list[str] | None = [hook]
+        while serving is not None:
+            # Logged under the newest request's hook; ``requests`` names every hook served.
+            current, extra = serving[-1], {"requests": serving} if len(serving) > 1 else {}
+            moved = False
             busy_with = GitRepo(root).operation_in_progress()
             if busy_with is not None:
                 # Intermediate commits of a rebase (or a stopped merge) are not worth a
                 # snapshot: the hook that ends it (post-rewrite, post-merge) ingests the result.
-                _log(hook, ok=True, skipped=f"git {busy_with} in progress")
+                _log(current, ok=True, skipped=f"git {busy_with} in progress", **extra)
             else:
-                data = _ingest_once(hook, root)
-                if data is not None and _head(root) not in (None, data["commitSha"]):
-                    continue  # HEAD moved during the ingest: ingest the newest one
-            if not _finish_or_continue(runtime, stack):
-                return 0
+                data = _ingest_once(current, root, extra)
+                moved = data is not None and _head(root) not in (None, data["commitSha"])
+            serving = _next_run(runtime, stack, current, moved)
+    return 0
 
 
 if __name__ == "__main__":
