@@ -72,7 +72,8 @@ def _wait_for_ingest(
     deadline = time.monotonic() + TIMEOUT
     while True:
         for record in _log(root):
-            if record.get("commitSha") == sha and hook in (None, record["hook"]):
+            served = (record["hook"], *record.get("requests", ()))
+            if record.get("commitSha") == sha and (hook is None or hook in served):
                 assert record["ok"] is True, record
                 return record
         failures = [r for r in _log(root) if r.get("ok") is False]
@@ -354,3 +355,66 @@ def test_a_commit_in_a_linked_worktree_ingests_that_worktree(tmp_path: Path) -> 
     assert record["hook"] == "post-commit"
     assert (tree / ".ragit" / "manifest" / f"{head}.json").is_file()
     assert not repo.ws.manifest_path(head).exists()
+
+
+def _hook_jobs(root: Path) -> list[psutil.Process]:
+    jobs = []
+    for proc in psutil.process_iter(["cmdline", "cwd"]):
+        try:
+            cmd, cwd = proc.info["cmdline"] or [], proc.info["cwd"] or ""
+        except psutil.Error:
+            continue
+        if "ragit.hooks.run" in cmd and cwd.startswith(str(root)):
+            jobs.append(proc)
+    return jobs
+
+
+def test_hook_ingests_coalesce_into_one_runner_that_ingests_the_newest_head(
+    tmp_path: Path,
+) -> None:
+    """Issue 13 §3: a burst of commits while a hook ingest runs leaves one request, not a
+    queue of waiting jobs, and the running job ingests the newest HEAD when it is done."""
+    repo = _hooked(tmp_path)
+    release = tmp_path / "release"
+    log = repo.root / ".ragit" / "runtime" / "hooks.log"
+    for path, content in _edit_adr(repo, "Held").items():
+        repo.write(path, content)
+    repo.git("add", "--", ADR)
+    env = {**os.environ, "RAGIT_FAULT_PAUSE_AT": "prepared", "RAGIT_FAULT_RELEASE": str(release)}
+    subprocess.run(
+        ["git", "commit", "-q", "-m", "held"],
+        cwd=repo.root,
+        env=env,
+        capture_output=True,
+        timeout=TIMEOUT,
+        check=True,
+    )
+    first = repo.head()
+    try:
+        deadline = time.monotonic() + TIMEOUT
+        while "ragit-fault: paused at prepared" not in (
+            log.read_text(encoding="utf-8") if log.exists() else ""
+        ):
+            assert time.monotonic() < deadline, "the hook job never reached the pause"
+            time.sleep(0.05)  # background job: bounded poll
+        for i in range(4):
+            repo.commit({f"docs/burst-{i}.md": f"# Burst {i}\n\nburstword{i} lives here.\n"}, "b")
+        newest = repo.head()
+        deadline = time.monotonic() + TIMEOUT
+        while len([r for r in _log(repo.root) if "coalesced" in r]) < 4:
+            assert time.monotonic() < deadline, _log(repo.root)
+            time.sleep(0.05)  # background job: bounded poll
+        while len(_hook_jobs(repo.root)) > 1:
+            assert time.monotonic() < deadline, "a coalesced hook job kept waiting"
+            time.sleep(0.05)  # background job: bounded poll
+    finally:
+        release.touch()
+    record = _wait_for_ingest(repo.root, newest)
+    assert record["hook"] == "post-commit"
+    records = _log(repo.root)
+    assert not [r for r in records if r.get("ok") is False], records
+    ingested = [r["commitSha"] for r in records if r.get("commitSha")]
+    assert ingested[0] == first and ingested[-1] == newest
+    assert len(ingested) <= 3, records  # the held one, the newest (and at most one re-check)
+    hits = repo.query("burstword3", at=newest)["hits"]
+    assert hits and "docs/burst-3.md" in json.dumps(hits[0])

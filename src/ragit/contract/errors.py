@@ -456,9 +456,18 @@ class IngestStoreWriteUnverified(TransientError):
 class RepositoryStateChanged(TransientError):
     code = "REPOSITORY_STATE_CHANGED"
 
-    def __init__(self, selected_head: str | None, final_head: str | None, attempts: int) -> None:
+    def __init__(
+        self,
+        selected_head: str | None,
+        final_head: str | None,
+        attempts: int,
+        *,
+        message: str | None = None,
+    ) -> None:
         super().__init__(
-            "HEAD moved while the snapshot was being selected; retry when the repository is quiet",
+            message
+            or "HEAD moved while the snapshot was being selected; retry when the repository "
+            "is quiet",
             details={"selectedHead": selected_head, "finalHead": final_head, "attempts": attempts},
             recovery="git status",
         )

@@ -8,6 +8,7 @@ from the working tree; the worktree is only inspected to report dirtiness.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -18,6 +19,7 @@ import pygit2  # noqa: TID251 - this module is the pygit2 adapter
 
 from ragit.contract.errors import (
     NotAGitRepository,
+    RepositoryStateChanged,
     SnapshotRefAmbiguous,
     SnapshotRefInvalid,
 )
@@ -25,6 +27,8 @@ from ragit.contract.errors import (
 _HEX = re.compile(r"[0-9a-fA-F]+")
 _FILE_MODES = {pygit2.GIT_FILEMODE_BLOB, pygit2.GIT_FILEMODE_BLOB_EXECUTABLE}
 _LINK_MODE = pygit2.GIT_FILEMODE_LINK
+STATUS_ATTEMPTS = 5  # worktree scans raced by git itself (see GitRepo._status_settled)
+STATUS_RETRY_S = 0.02
 
 
 def discover_root(start: Path) -> Path | None:
@@ -326,9 +330,8 @@ class GitRepo:
         Values: ``modified``, ``staged``, ``untracked``, ``deleted``. Ignored files are skipped.
         """
         out: dict[str, str] = {}
-        try:
-            status = self._repo.status(untracked_files="all", ignored=False)
-        except pygit2.GitError:
+        status = self._status_settled()
+        if status is None:
             return out
         for path, flags in status.items():
             if flags & pygit2.GIT_STATUS_IGNORED:
@@ -352,6 +355,35 @@ class GitRepo:
                 out[path] = "staged"
         return out
 
+    def _status_settled(self) -> dict[str, int] | None:
+        """``git status`` flags, retried while git changes the worktree under the scan.
+
+        libgit2 hashes a file whose stat differs from the index; a checkout, a delete or an
+        editor replacing that file between the stat and the read fails the scan ("error
+        reading file for hashing", or the file not found). Such a scan is retried a few
+        times; None when libgit2 cannot read the repository's status at all.
+
+        Raises:
+            RepositoryStateChanged: the worktree kept changing under every attempt.
+        """
+        last: Exception | None = None
+        for attempt in range(STATUS_ATTEMPTS):
+            try:
+                return dict(self._repo.status(untracked_files="all", ignored=False))
+            except (OSError, pygit2.GitError) as exc:
+                if not isinstance(exc, (OSError, pygit2.NotFoundError)):
+                    return None  # not a race: an unreadable index or repository
+                last = exc
+                time.sleep(STATUS_RETRY_S * (attempt + 1))
+        head = self.head().sha
+        raise RepositoryStateChanged(
+            head,
+            head,
+            STATUS_ATTEMPTS,
+            message="the worktree changed while its status was being read "
+            f"({last}); retry when the repository is quiet",
+        )
+
     def operation_in_progress(self) -> str | None:
         """The name of a rebase, merge, cherry-pick or revert git is in the middle of, or None."""
         try:
@@ -367,6 +399,8 @@ class GitRepo:
         """Any uncommitted change (untracked directories are not walked file by file)."""
         try:
             status = self._repo.status(untracked_files="normal", ignored=False)
+        except (OSError, pygit2.NotFoundError):
+            return True  # a file changed under the scan: the worktree is being changed
         except pygit2.GitError:
             return False
         return any(not flags & pygit2.GIT_STATUS_IGNORED for flags in status.values())

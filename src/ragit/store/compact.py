@@ -17,16 +17,32 @@ the whole collection (about 1.3 s at 17.8k chunks), so:
   unmerged generation: correct results, with the newest chunks ranked by their
   vectors more than by their words for those few seconds.
 
+Under a steady stream of writes the compactor must still make progress: one runs at a time
+(the ``flock`` on ``.ragit/runtime/compact.run``; a second one exits at once), it waits for
+the writer lock (bounded, :data:`LOCK_WAIT_SECONDS`) instead of giving up when a writer holds
+it, and it merges again when a writer changed the store while it merged; the last of its
+:data:`ATTEMPTS` holds the lock from the copy to the swap (writers wait those seconds, the
+merge lands). A merge that is overdue anyway (:data:`ragit.store.meta.OVERDUE_SEGMENTS` segments)
+is done inline by the next writer (:meth:`ragit.store.writer.StoreWriter.compact`).
+
 Its one-line outcome goes to ``.ragit/runtime/compact.log``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
+import time
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
+
+LOCK_WAIT_SECONDS = 60.0  # how long the compactor waits for a busy writer lock, each time
+LOCK_POLL_SECONDS = 0.1
+ATTEMPTS = 3  # merges of a copy a concurrent writer made stale, before leaving it
+RUN_NAME = "compact.run"
 
 
 def start_background(root: Path) -> None:
@@ -59,25 +75,72 @@ def _log(**fields: object) -> None:
     sys.stdout.flush()
 
 
-def compact(root: Path) -> str:
+def _acquire(ws: Any, wait_s: float) -> Any:
+    """The writer lock, waiting (bounded) while a live writer holds it.
+
+    Raises:
+        StoreWriteBusy: still held after ``wait_s``.
+        StoreWriteLockStale: the owner is on another host or unreadable.
+    """
+    from ragit.contract.errors import StoreWriteBusy
+    from ragit.store.lock import WriterLock
+
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            return WriterLock.acquire(ws, command="store-compact", head_sha=None)
+        except StoreWriteBusy:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(LOCK_POLL_SECONDS)  # background job: waiting for the writer is the point
+
+
+def compact(root: Path, *, wait_s: float = LOCK_WAIT_SECONDS) -> str:
     """Merge the store of ``root`` off the lock; returns what happened.
 
     Raises:
-        StoreWriteBusy, StoreWriteLockStale: a writer holds the lock at a step that needs it.
+        StoreWriteBusy, StoreWriteLockStale: a writer held the lock for ``wait_s`` at a step
+            that needs it.
     """
-    from ragit import _faults as faults
-    from ragit.store._copy import copy_tree, remove_tree
-    from ragit.store._zvec import Collection
-    from ragit.store.lock import WriterLock
-    from ragit.store.meta import META_NAME, next_dir, read_meta
-    from ragit.store.publishing import read_referenced, write_referenced
-    from ragit.store.replace import COMPLETE_MARK, recover_swap, swap_in
+    from ragit._lock import flocked
     from ragit.workspace import Workspace
 
     ws = Workspace(root)
+    try:
+        with flocked(ws.runtime_dir / RUN_NAME, wait_s=0):
+            outcome = "no attempt"
+            for attempt in range(1, ATTEMPTS + 1):
+                # The last attempt holds the lock throughout: writers wait, the merge lands.
+                outcome = _compact_once(ws, wait_s, hold=attempt == ATTEMPTS)
+                if outcome != "changed":
+                    return outcome if attempt == 1 else f"{outcome} (attempt {attempt})"
+            return outcome
+    except TimeoutError:
+        return "another compaction is running"
+
+
+def _compact_once(ws: Any, wait_s: float, *, hold: bool) -> str:
+    """One merge: of a copy made under the lock and swapped in under it again (``"changed"``
+    when a writer changed the store meanwhile), or with ``hold`` all under one lock."""
+    with contextlib.ExitStack() as held:
+        lock = held.enter_context(_acquire(ws, wait_s)) if hold else None
+        return _merge(ws, wait_s, lock)
+
+
+def _merge(ws: Any, wait_s: float, held: Any) -> str:
+    from ragit import _faults as faults
+    from ragit.store._copy import copy_tree, remove_tree
+    from ragit.store._zvec import Collection
+    from ragit.store.meta import META_NAME, next_dir, read_meta
+    from ragit.store.publishing import read_referenced, write_referenced
+    from ragit.store.replace import COMPLETE_MARK, recover_swap, swap_in
+
+    def locked() -> contextlib.AbstractContextManager[Any]:
+        return contextlib.nullcontext(held) if held is not None else _acquire(ws, wait_s)
+
     work = ws.runtime_dir / f"compact-{os.getpid()}"
     remove_tree(work)
-    with WriterLock.acquire(ws, command="store-compact", head_sha=None) as lock:
+    with locked() as lock:
         recover_swap(ws, lock)
         meta = read_meta(ws)
         if meta is None:
@@ -101,10 +164,10 @@ def compact(root: Path) -> str:
         finally:
             collection.close()
         faults.reach("compact-merged")
-        with WriterLock.acquire(ws, command="store-compact", head_sha=None) as lock:
+        with locked() as lock:
             current = read_meta(ws)
             if current is None or current.stamp != stamp:
-                return "the store changed meanwhile; left to the next compaction"
+                return "changed"
             nxt = next_dir(ws)
             remove_tree(nxt)
             nxt.mkdir(parents=True)

@@ -43,6 +43,8 @@ META_NAME = "meta.json"
 _HEX32 = re.compile(r"^[0-9a-f]{32}$")
 # Stores of at most this many rows merge their segments inline (see ragit.store.compact).
 INLINE_MAX_ROWS = 4000
+# A larger store merges inline anyway once this many segments piled up (see ragit.store.compact).
+OVERDUE_SEGMENTS = 8
 
 
 def next_dir(ws: Workspace) -> Path:
@@ -59,6 +61,13 @@ def inline_limit() -> int:
     """Rows up to which merging happens inline (``RAGIT_COMPACT_INLINE_ROWS``, test-only)."""
     raw = os.environ.get("RAGIT_COMPACT_INLINE_ROWS")
     return int(raw) if raw and raw.isdigit() else INLINE_MAX_ROWS
+
+
+def overdue_segments() -> int:
+    """Segments at which a writer merges inline whatever the store's size: the background
+    compactor fell behind (``RAGIT_COMPACT_OVERDUE_SEGMENTS``, test-only)."""
+    raw = os.environ.get("RAGIT_COMPACT_OVERDUE_SEGMENTS")
+    return int(raw) if raw and raw.isdigit() else OVERDUE_SEGMENTS
 
 
 def now_iso() -> str:

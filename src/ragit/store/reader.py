@@ -11,9 +11,10 @@ one from the canonical files *without opening zvec on them*, and only when
 - ``meta.json``'s (storeId, generation, revision) and the lock state are the same after the
   copy as before it (every writer bumps ``revision`` before it opens the canonical files).
 
-While a writer is active it polls every 25 ms, up to ``wait_ms`` — the one place RAGit polls
+While a live writer is active it polls every 25 ms, up to ``wait_ms`` — the one place RAGit polls
 for a writer, because the alternative (waiting on the writer's lock) would let a slow ingest
-block queries — and then fails with :class:`StoreReadBusy`. Nothing on the read path writes
+block queries — and then fails with :class:`StoreReadBusy`; a lock whose writer is gone
+(``stale``) fails at once, since only the next writer clears it. Nothing on the read path writes
 under the repository: the copy goes to the user cache.
 """
 

@@ -37,7 +37,15 @@ from ragit.store._copy import remove_tree
 from ragit.store._zvec import MAX_BATCH, Collection
 from ragit.store.copies import canonical_path
 from ragit.store.lock import WriterLock
-from ragit.store.meta import SCHEMA_VERSION, StoreMeta, inline_limit, now_iso, read_meta, write_meta
+from ragit.store.meta import (
+    SCHEMA_VERSION,
+    StoreMeta,
+    inline_limit,
+    now_iso,
+    overdue_segments,
+    read_meta,
+    write_meta,
+)
 from ragit.store.publishing import open_writers
 from ragit.store.rows import ChunkRow
 from ragit.workspace import Workspace
@@ -302,14 +310,16 @@ class StoreWriter:
         """Merge segments when there is more than one (see :mod:`ragit.store.compact`).
 
         Returns ``"single"`` (nothing to merge), ``"merged"`` (merged inline: a small
-        store), or ``"deferred"`` (a large store: the caller starts the background
-        compactor once it has released the lock).
+        store, or a large one whose background merge is overdue — the compactor fell behind
+        a steady stream of writes), or ``"deferred"`` (a large store: the caller starts the
+        background compactor once it has released the lock).
         """
         self.lock.assert_held()
         self._settle()
-        if self._c.segment_count() <= 1:
+        segments = self._c.segment_count()
+        if segments <= 1:
             return "single"
-        if self._c.count() > inline_limit():
+        if self._c.count() > inline_limit() and segments < overdue_segments():
             return "deferred"
         self._c.optimize()
         faults.reach("store-compacted")
