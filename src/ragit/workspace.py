@@ -58,6 +58,12 @@ class Workspace:
         return self.ragit_dir / "runtime"
 
     @property
+    def store_unverified_path(self) -> Path:
+        """Left by a publish refused for missing chunks; removed by the next publish that
+        verifies (a store rebuild's included). ``doctor`` and ``repair`` read it."""
+        return self.runtime_dir / "store-unverified.json"
+
+    @property
     def lock_path(self) -> Path:
         return self.runtime_dir / "store-write.lock"
 

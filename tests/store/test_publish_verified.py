@@ -33,3 +33,35 @@ def test_a_generation_that_lost_a_referenced_chunk_is_not_published(tmp_path: Pa
     after = json.loads(meta_file.read_text(encoding="utf-8"))
     assert after["generation"] == before["generation"]
     assert repo.query("idempotency keys", top_k=3)["hits"]
+
+
+def test_a_refused_publish_leads_doctor_and_repair_to_the_rebuild(tmp_path: Path) -> None:
+    """Issue 13 §1: after a write whose publish was refused, every ingest refuses too (the
+    canonical store lacks chunks); doctor must name the command that fixes it, not an ingest
+    that fails and points back to doctor, and `repair --apply` must run it."""
+    from ragit.ops.doctor import run_doctor
+    from ragit.ops.repair import plan_repair
+
+    repo = indexed_repo(tmp_path, "docs-basic")
+    victim = repo.manifest(repo.head())["docs"][0]["chunkIds"][0]
+    profile = json.loads((repo.ws.store_dir / "meta.json").read_text(encoding="utf-8"))["embedding"]
+    with WriterLock.acquire(repo.ws, command="test", head_sha=None) as lock:
+        with StoreWriter.open(
+            repo.ws, lock, embedding=profile, dimensions=profile["dimensions"]
+        ) as writer:
+            writer.delete([victim])
+        with pytest.raises(SnapshotStoreUnavailable):
+            publish(repo.ws, lock)
+    assert repo.ws.store_unverified_path.is_file()
+    data, error = run_doctor(repo.ws)
+    failed = {c["name"]: c for c in data["checks"] if not c["ok"]}
+    assert "store.verified" in failed and "lacks 1 chunk(s)" in failed["store.verified"]["detail"]
+    assert error is not None
+    assert error.recovery == "ragit repair --apply --action store-rebuild"
+    assert next(a["action"] for a in plan_repair(repo.ws, [])) == "store-rebuild"
+    proc = repo.ragit("repair", "--apply", "--action", "store-rebuild", "--format", "json")
+    assert proc.code == 0, proc.stdout + proc.stderr
+    assert not repo.ws.store_unverified_path.exists()
+    data, error = run_doctor(repo.ws)
+    assert error is None, [c for c in data["checks"] if not c["ok"]]
+    assert repo.query("idempotency keys", top_k=3)["hits"]

@@ -9,6 +9,7 @@ exits 1 with ``DOCTOR_CHECKS_FAILED`` when any check fails.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -169,6 +170,7 @@ class _Doctor:
                 self.add("store.meta", True, "no store yet (the first ingest creates it)")
             return
         self.add("store.meta", True, f"generation {meta.generation}, {meta.chunk_count} chunks")
+        self._unverified()
         self._canonical_files(meta)
         try:
             reader = StoreReader.open_latest(self.ws, wait_ms=2000)
@@ -205,6 +207,24 @@ class _Doctor:
             )
         finally:
             reader.close()
+
+    def _unverified(self) -> None:
+        """A write whose publish was refused for missing chunks (only reported when present:
+        the canonical store lost chunks that manifests name, so every ingest refuses too)."""
+        path = self.ws.store_unverified_path
+        if not path.is_file():
+            return
+        try:
+            missing = json.loads(path.read_text(encoding="utf-8")).get("missingChunks", "some")
+        except (OSError, ValueError, AttributeError):
+            missing = "some"
+        self.add(
+            "store.verified",
+            False,
+            f"the last store write was not published: the store lacks {missing} chunk(s) "
+            "that manifests name",
+            REBUILD,
+        )
 
     def _canonical_files(self, meta: Any) -> None:
         from ragit.store.lock import inspect_lock
@@ -356,6 +376,7 @@ def run_doctor(ws: Workspace) -> tuple[dict[str, Any], RagitError | None]:
 # when one of these fails, its recovery comes first.
 _STORE_CHECKS = (
     "store.meta",
+    "store.verified",
     "store.canonical-files",
     "store.reader",
     "ragit.manifest-consistency",

@@ -68,6 +68,8 @@ def _store_problem(ws: Workspace, *, wait_ms: int) -> str | None:
         return "store_missing"
     if not (ws.store_dir / meta.collection).is_dir():
         return "store_collection_missing"
+    if ws.store_unverified_path.is_file():
+        return "store_unverified"
     try:
         reader = StoreReader.open_latest(ws, wait_ms=wait_ms)
     except RagitError:

@@ -15,6 +15,7 @@ those.
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -180,6 +181,8 @@ def publish(ws: Workspace, lock: WriterLock, *, referenced: Iterable[str] = ()) 
             return
         missing = required - collection.all_ids()
         if missing:
+            record = {"missingChunks": len(missing), "recordedAt": now_iso()}
+            atomic_write_text(ws.store_unverified_path, json.dumps(record) + "\n")
             raise SnapshotStoreUnavailable(
                 None,
                 f"the new store generation lacks {len(missing)} chunk(s) that manifests name; "
@@ -205,6 +208,7 @@ def publish(ws: Workspace, lock: WriterLock, *, referenced: Iterable[str] = ()) 
         extra={**meta.extra, "canonicalDigest": digest},
     )
     write_meta(ws, published)
+    ws.store_unverified_path.unlink(missing_ok=True)
     faults.reach("publish-meta-written")
     keep = {copy_name(meta.store_id, generation), copy_name(meta.store_id, generation - 1)}
     prune_copies(ws, keep)
