@@ -55,7 +55,7 @@ def test_a_refused_publish_leads_doctor_and_repair_to_the_rebuild(tmp_path: Path
     assert repo.ws.store_unverified_path.is_file()
     data, error = run_doctor(repo.ws)
     failed = {c["name"]: c for c in data["checks"] if not c["ok"]}
-    assert "store.verified" in failed and "lacks 1 chunk(s)" in failed["store.verified"]["detail"]
+    assert "store.verified" in failed and "1 chunk(s)" in failed["store.verified"]["detail"]
     assert error is not None
     assert error.recovery == "ragit repair --apply --action store-rebuild"
     assert next(a["action"] for a in plan_repair(repo.ws, [])) == "store-rebuild"

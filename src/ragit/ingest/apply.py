@@ -411,6 +411,9 @@ def _apply(
                 compaction = writer.compact()
                 gone = writer.verify(unknown)
                 if gone:
+                    from ragit.store.publishing import mark_unverified
+
+                    mark_unverified(ws, len(gone), "rows just written were not readable back")
                     raise IngestStoreWriteUnverified(len(gone))
                 tx.advance("store-verified")
             finally:

@@ -215,14 +215,16 @@ class _Doctor:
         if not path.is_file():
             return
         try:
-            missing = json.loads(path.read_text(encoding="utf-8")).get("missingChunks", "some")
+            record = json.loads(path.read_text(encoding="utf-8"))
+            missing = record.get("missingChunks", "some")
+            reason = record.get("reason", "chunks are missing")
         except (OSError, ValueError, AttributeError):
-            missing = "some"
+            missing, reason = "some", "chunks are missing"
         self.add(
             "store.verified",
             False,
-            f"the last store write was not published: the store lacks {missing} chunk(s) "
-            "that manifests name",
+            f"the last store write was not published ({reason}: {missing} chunk(s)); "
+            "only a store rebuild from git brings them back",
             REBUILD,
         )
 

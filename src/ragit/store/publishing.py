@@ -146,6 +146,14 @@ def record_referenced(ws: Workspace, lock: WriterLock, ids: Iterable[str]) -> No
         write_referenced(ws.store_dir, grown)
 
 
+def mark_unverified(ws: Workspace, missing: int, reason: str) -> None:
+    """Record that a store write could not be verified (read by ``doctor`` and ``repair``,
+    removed by the next publish that verifies): the canonical store lacks chunks, and only a
+    store rebuild from git brings them back."""
+    record = {"missingChunks": missing, "reason": reason, "recordedAt": now_iso()}
+    atomic_write_text(ws.store_unverified_path, json.dumps(record) + "\n")
+
+
 def publish(ws: Workspace, lock: WriterLock, *, referenced: Iterable[str] = ()) -> StoreMeta:
     """Publish the canonical store as the next generation and make its reader copy.
 
@@ -181,8 +189,7 @@ def publish(ws: Workspace, lock: WriterLock, *, referenced: Iterable[str] = ()) 
             return
         missing = required - collection.all_ids()
         if missing:
-            record = {"missingChunks": len(missing), "recordedAt": now_iso()}
-            atomic_write_text(ws.store_unverified_path, json.dumps(record) + "\n")
+            mark_unverified(ws, len(missing), "the new generation lacks chunks that manifests name")
             raise SnapshotStoreUnavailable(
                 None,
                 f"the new store generation lacks {len(missing)} chunk(s) that manifests name; "
