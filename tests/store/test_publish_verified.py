@@ -65,3 +65,28 @@ def test_a_refused_publish_leads_doctor_and_repair_to_the_rebuild(tmp_path: Path
     data, error = run_doctor(repo.ws)
     assert error is None, [c for c in data["checks"] if not c["ok"]]
     assert repo.query("idempotency keys", top_k=3)["hits"]
+
+
+def test_repair_recovers_an_interrupted_ingest_on_a_store_that_lost_chunks(tmp_path: Path) -> None:
+    """Issue 13 §1 (soak): a killed ingest leaves a journal whose recovery republishes, and a
+    store that lost chunks refuses every publish. `repair --apply` must not stop at the
+    journal: the store rebuild after it regenerates the store and closes the journal."""
+    repo = indexed_repo(tmp_path, "docs-basic")
+    first = repo.head()
+    repo.commit({"docs/notes/new.md": "# New\n\nA note about ledgers.\n"}, "add a note")
+    killed = repo.ragit("ingest", env={"RAGIT_FAULT_AT": "store-verified"})
+    assert killed.code == 137
+    victim = repo.manifest(first)["docs"][0]["chunkIds"][0]
+    profile = json.loads((repo.ws.store_dir / "meta.json").read_text(encoding="utf-8"))["embedding"]
+    with WriterLock.acquire(repo.ws, command="test", head_sha=None) as lock:
+        with StoreWriter.open(
+            repo.ws, lock, embedding=profile, dimensions=profile["dimensions"]
+        ) as writer:
+            writer.delete([victim])
+        with pytest.raises(SnapshotStoreUnavailable):
+            publish(repo.ws, lock)
+    repaired = repo.ragit("repair", "--apply", "--format", "json")
+    assert repaired.code == 0, repaired.stdout + repaired.stderr
+    doctor = repo.ragit("doctor", "--format", "json")
+    assert doctor.code == 0, doctor.stdout
+    assert repo.query("ledgers", top_k=3)["hits"]

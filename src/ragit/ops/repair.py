@@ -170,7 +170,7 @@ def _execute(
     if kind == "release-lock":
         ws.lock_path.unlink(missing_ok=True)
     elif kind == "ingest-recover":
-        from ragit.contract.errors import IngestRecoveryRequired
+        from ragit.contract.errors import IngestRecoveryRequired, SnapshotStoreUnavailable
         from ragit.ops.rebuild import rebuild_store
         from ragit.snapshot.manifest import manifest_exists
         from ragit.store.journal import recover
@@ -184,6 +184,12 @@ def _execute(
         except IngestRecoveryRequired:
             result = rebuild_store(ws, cfg, command="store-rebuild", progress=progress)
             return list(result.get("warnings", []))
+        except SnapshotStoreUnavailable:
+            # Recovery republishes, and a store that lost chunks refuses every publish: the
+            # store rebuild planned after this action regenerates it and closes the journals.
+            if not ws.store_unverified_path.is_file():
+                raise
+            return ["ingest-recover left to the store rebuild: the store lacks chunks"]
     elif kind == "store-rebuild":
         from ragit.ops.rebuild import rebuild_store
 
