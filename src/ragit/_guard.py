@@ -9,6 +9,7 @@ cached per (python, platform, zvec version) in the user cache directory.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
@@ -99,13 +100,10 @@ def check_zvec() -> None:
         raise RuntimeUnsupported(
             f"zvec {version} cannot load on this machine ({reason}) (supported: {SUPPORTED_TEXT})"
         )
-    try:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cache.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"key": key, "ok": True}), encoding="utf-8")
-        os.replace(tmp, cache)
-    except OSError:
-        pass
+    from ragit._fs import atomic_write_text
+
+    with contextlib.suppress(OSError):  # a cache: without it the probe runs again next time
+        atomic_write_text(cache, json.dumps({"key": key, "ok": True}), fsync=False, mode=0o644)
 
 
 def exit_unsupported(exc: RuntimeUnsupported) -> None:

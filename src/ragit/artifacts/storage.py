@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
-from ragit._fs import atomic_write_text, fsync_dir
+from ragit._fs import atomic_write_text
 from ragit.contract.errors import InputInvalid, NotInitialized
 from ragit.workspace import Workspace
 
@@ -51,23 +50,14 @@ def create_exclusive(path: Path, text: str) -> bool:
     """Create ``path`` with ``text`` unless it exists; True when created.
 
     The content is complete on disk before the name appears (temp file + hard
-    link), and an existing file is never replaced.
+    link, :func:`ragit._fs.atomic_write_text` with ``exclusive``), and an existing
+    file is never replaced.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(text.encode("utf-8"))
-            handle.flush()
-            os.fsync(handle.fileno())
-        try:
-            os.link(tmp, path)
-        except FileExistsError:
-            return False
-        fsync_dir(path.parent)
-        return True
-    finally:
-        Path(tmp).unlink(missing_ok=True)
+        atomic_write_text(path, text, exclusive=True)
+    except FileExistsError:
+        return False
+    return True
 
 
 def append_line(path: Path, line: str) -> None:
