@@ -1,10 +1,15 @@
 """Hybrid retrieval restricted to one snapshot (contract §7, design.md §2.4).
 
-Candidates come from the store's own indexes — BM25 full-text search over two
-fields (``search_en``: standard tokenizer; ``search_cjk``: character bigrams of
-Hangul/CJK runs, so Korean particles do not hide a match) and the vector index —
-and are restricted to the chunks of the selected manifest by over-fetching and
-filtering, widening until enough candidates belong to the snapshot.
+Candidates come from two indexes, each giving the ``want`` best chunks *of the
+selected snapshot* (ties by chunk id), so the candidate set is a function of the
+snapshot alone:
+
+* BM25 over two fields of the store's keyword index (:mod:`ragit.retrieve.keyword`;
+  ``en``: stemmed words; ``cjk``: character bigrams of Hangul/CJK runs, so Korean
+  particles do not hide a match), with statistics computed over the snapshot's own
+  chunks — never over the whole store, whose other commits would move the scores;
+* the exact (FLAT) vector index, searched store-wide with a growing ``k`` until
+  ``want`` results fall inside the snapshot.
 
 Scores (all in [0, 1]):
 
@@ -32,9 +37,11 @@ from operator import mul
 from typing import Any
 
 from ragit.retrieve.citations import document_citation
+from ragit.retrieve.keyword import bm25, snapshot_terms
 from ragit.snapshot.manifest import Manifest
 from ragit.text.korean import korean_content_words
 from ragit.text.scripts import cjk_runs, script_weights
+from ragit.text.terms import cjk_terms, en_terms, query_terms
 
 W_RETRIEVAL = 0.80
 W_AUTHORITY = 0.15
@@ -105,9 +112,11 @@ def _restricted(
     k = max(want * 4, 64)
     while True:
         results = search(min(k, max(store_size, 1)))
-        inside = {cid: score for cid, score in results if cid in allowed}
+        inside = [(cid, score) for cid, score in results if cid in allowed]
         if len(inside) >= want or len(results) < min(k, store_size) or k >= store_size:
-            return inside
+            # The ``want`` best, ties by id: how many other chunks the store holds between
+            # them (and so how far the search had to reach) never changes the set.
+            return dict(sorted(inside, key=lambda h: (-h[1], h[0]))[:want])
         k *= 4
 
 
@@ -245,15 +254,13 @@ def retrieve_durable(
     ngram_share = 0.0 if multilingual else w_cjk
     bm25_en: dict[str, float] = {}
     bm25_cjk: dict[str, float] = {}
-    if w_en > 0 and question.strip():
-        bm25_en = _restricted(
-            lambda k: reader.fts_search("search_en", question, k), allowed, want, size
-        )
-    cjk_query = cjk_query_text(question)
-    if w_cjk > 0 and cjk_query:
-        bm25_cjk = _restricted(
-            lambda k: reader.fts_search("search_cjk", cjk_query, k), allowed, want, size
-        )
+    en_query = query_terms(en_terms(question)) if w_en > 0 else []
+    cjk_query = query_terms(cjk_terms(cjk_query_text(question))) if w_cjk > 0 else []
+    if en_query or cjk_query:
+        terms = reader.terms()
+        st = snapshot_terms(terms, allowed, manifest, snapshot_sha)
+        bm25_en = bm25(terms, st, "en", en_query, want)
+        bm25_cjk = bm25(terms, st, "cjk", cjk_query, want)
     vec_hits: dict[str, float] = {}
     if question_vector is not None and alpha > 0:
         vec_hits = _restricted(

@@ -62,6 +62,7 @@ VECTOR_FIELD = "emb"
 FtsField = Literal["search_en", "search_cjk"]
 
 _STORED_FIELDS = ["text", "section_title", "heading_path", "token_count"]
+_SEARCH_FIELDS = ["search_en", "search_cjk"]
 _lib: Any = None
 # Lone surrogates cannot cross into zvec; C0/C1 controls only add noise to a query.
 _UNSAFE = re.compile(r"[\ud800-\udfff\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
@@ -406,6 +407,34 @@ class Collection:
                     section_title=str(fields.get("section_title", "")),
                     heading_path=str(fields.get("heading_path", "")),
                     token_count=int(fields.get("token_count", 0)),
+                )
+        return out
+
+    def fetch_rows(self, ids: Sequence[str]) -> list[ChunkRow]:
+        """Stored rows by id, without their vectors (missing ids are left out)."""
+        out: list[ChunkRow] = []
+        for batch in _batches(list(ids)):
+            try:
+                docs = self._c.fetch(
+                    list(batch),
+                    output_fields=[*_STORED_FIELDS, *_SEARCH_FIELDS],
+                    include_vector=False,
+                )
+            except Exception as exc:
+                raise _fail("fetch", exc) from exc
+            for key, doc in docs.items():
+                fields = doc.fields or {}
+                out.append(
+                    ChunkRow(
+                        chunk_id=str(key),
+                        text=str(fields.get("text", "")),
+                        search_en=str(fields.get("search_en", "")),
+                        search_cjk=str(fields.get("search_cjk", "")),
+                        section_title=str(fields.get("section_title", "")),
+                        heading_path=str(fields.get("heading_path", "")),
+                        token_count=int(fields.get("token_count", 0)),
+                        vector=(),
+                    )
                 )
         return out
 

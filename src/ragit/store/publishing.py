@@ -27,6 +27,7 @@ from ragit.store.copies import canonical_path, copy_name, make_copy, prune_copie
 from ragit.store.journal_scan import scan_journals
 from ragit.store.lock import WriterLock
 from ragit.store.meta import StoreMeta, next_dir, now_iso, prev_dir, read_meta, write_meta
+from ragit.store.terms import TermReader, chunk_key
 from ragit.workspace import Workspace
 
 # Canonical collections open for writing in this process (publish refuses to copy them).
@@ -154,6 +155,16 @@ def mark_unverified(ws: Workspace, missing: int, reason: str) -> None:
     atomic_write_text(ws.store_unverified_path, json.dumps(record) + "\n")
 
 
+def _unindexed(collection_dir: Path, required: set[str]) -> set[str]:
+    """The ids of ``required`` the keyword index of ``collection_dir`` lacks."""
+    reader = TermReader.open(collection_dir)
+    try:
+        held = set(reader.lengths()[0].tolist())
+    finally:
+        reader.close()
+    return {cid for cid in required if chunk_key(cid) not in held}
+
+
 def publish(ws: Workspace, lock: WriterLock, *, referenced: Iterable[str] = ()) -> StoreMeta:
     """Publish the canonical store as the next generation and make its reader copy.
 
@@ -163,9 +174,9 @@ def publish(ws: Workspace, lock: WriterLock, *, referenced: Iterable[str] = ()) 
 
     Nothing is published unverified: in the copy, before it is put in place, every chunk id
     that retained manifests name (:data:`REFERENCED_NAME`, kept beside the store) and every
-    id of ``referenced`` (the manifest about to be committed) must be present — one scan of
-    the copy's ids, ~2 us a row. Otherwise the copy is dropped and the previous generation
-    stays.
+    id of ``referenced`` (the manifest about to be committed) must be present, in the rows
+    and in the keyword index — one scan of the copy's ids, ~2 us a row. Otherwise the copy
+    is dropped and the previous generation stays.
 
     Raises:
         StoreWriteBusy: ``lock`` is no longer held.
@@ -188,6 +199,8 @@ def publish(ws: Workspace, lock: WriterLock, *, referenced: Iterable[str] = ()) 
         if not required:
             return
         missing = required - collection.all_ids()
+        if not missing:
+            missing = _unindexed(collection.path, required)
         if missing:
             mark_unverified(ws, len(missing), "the new generation lacks chunks that manifests name")
             raise SnapshotStoreUnavailable(

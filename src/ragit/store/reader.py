@@ -33,6 +33,7 @@ from ragit.store.copies import canonical_path, copy_path, make_copy
 from ragit.store.lock import inspect_lock
 from ragit.store.meta import StoreMeta, read_meta
 from ragit.store.rows import StoredChunk
+from ragit.store.terms import TermReader
 from ragit.workspace import Workspace
 
 POLL_SECONDS = 0.025
@@ -52,6 +53,7 @@ class StoreReader:
         self._collection: Collection | None = collection
         self.meta = meta
         self.path = path
+        self._terms: TermReader | None = None
 
     @property
     def generation(self) -> int:
@@ -199,6 +201,16 @@ class StoreReader:
             return []
         return sorted(self._c.fts_search(field, query, k), key=lambda h: (-h[1], h[0]))
 
+    def terms(self) -> TermReader:
+        """The copy's keyword index (opened on first use).
+
+        Raises:
+            SnapshotStoreUnavailable: the copy has no usable keyword index.
+        """
+        if self._terms is None:
+            self._terms = TermReader.open(self.path)
+        return self._terms
+
     def fetch(self, ids: Sequence[str]) -> dict[str, StoredChunk]:
         """Stored chunks by id; unknown ids are left out."""
         return self._c.fetch([i for i in dict.fromkeys(ids) if i])
@@ -217,6 +229,9 @@ class StoreReader:
 
     def close(self) -> None:
         """Close the copy; idempotent."""
+        if self._terms is not None:
+            terms, self._terms = self._terms, None
+            terms.close()
         if self._collection is not None:
             collection, self._collection = self._collection, None
             collection.close()

@@ -43,6 +43,7 @@ from ragit.store.meta import (
 )
 from ragit.store.publishing import publish, write_referenced
 from ragit.store.rows import ChunkRow
+from ragit.store.terms import TermWriter
 from ragit.workspace import Workspace
 
 __all__ = [
@@ -107,12 +108,18 @@ def build_replacement(
     collection = Collection.create(nxt / COLLECTION_DIR, dimensions)
     inserted: set[str] = set()
     try:
-        for batch in batches:
-            fresh = [row for row in batch if row.chunk_id not in inserted]
-            for start in range(0, len(fresh), MAX_BATCH):
-                collection.insert(fresh[start : start + MAX_BATCH])
-            inserted.update(row.chunk_id for row in fresh)
-            faults.reach("rebuild-batch")
+        terms = TermWriter.open(collection.path)
+        try:
+            for batch in batches:
+                fresh = [row for row in batch if row.chunk_id not in inserted]
+                terms.add(fresh)
+                for start in range(0, len(fresh), MAX_BATCH):
+                    collection.insert(fresh[start : start + MAX_BATCH])
+                inserted.update(row.chunk_id for row in fresh)
+                faults.reach("rebuild-batch")
+            unindexed = terms.missing(sorted(expected_ids))
+        finally:
+            terms.close()
         collection.flush()
         if collection.segment_count() > 1:
             collection.optimize()
@@ -120,7 +127,7 @@ def build_replacement(
         count = collection.count()
     finally:
         collection.close()
-    missing = expected_ids - present
+    missing = (expected_ids - present) | set(unindexed)
     if missing:
         raise SnapshotStoreUnavailable(
             None, f"the rebuilt store lacks {len(missing)} expected chunk(s); nothing was swapped"

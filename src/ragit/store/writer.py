@@ -48,6 +48,7 @@ from ragit.store.meta import (
 )
 from ragit.store.publishing import open_writers
 from ragit.store.rows import ChunkRow
+from ragit.store.terms import TermWriter
 from ragit.workspace import Workspace
 
 __all__ = ["StoreWriter"]
@@ -130,6 +131,11 @@ class StoreWriter:
         self.lock = lock
         self.meta = meta
         self._collection: Collection | None = collection
+        try:
+            self._terms: TermWriter | None = TermWriter.open(collection.path)
+        except BaseException:
+            collection.close()
+            raise
         self._dirty = False  # writes not yet flushed into the collection files
         self._path = canonical_path(ws).resolve()
         open_writers.add(self._path)
@@ -185,7 +191,14 @@ class StoreWriter:
             raise SnapshotStoreUnavailable(
                 None, "the store's vector dimensions disagree with meta.json"
             )
-        return cls(ws, lock, collection, meta)
+        writer = cls(ws, lock, collection, meta)
+        try:
+            if writer._t.count() < collection.count():
+                writer._backfill_terms()
+        except BaseException:
+            writer.close()
+            raise
+        return writer
 
     @classmethod
     def _create(
@@ -219,6 +232,20 @@ class StoreWriter:
         if self._collection is None:
             raise RuntimeError("the store writer is closed")
         return self._collection
+
+    @property
+    def _t(self) -> TermWriter:
+        if self._terms is None:
+            raise RuntimeError("the store writer is closed")
+        return self._terms
+
+    def _backfill_terms(self) -> None:
+        """Index every stored row the keyword index lacks (a store written before RAGit kept
+        one, or one whose index was lost): read back from the collection, in batches."""
+        self._settle()
+        missing = self._t.missing(sorted(self._c.all_ids()))
+        for start in range(0, len(missing), MAX_BATCH):
+            self._t.add(self._c.fetch_rows(missing[start : start + MAX_BATCH]))
 
     def _settle(self) -> None:
         # zvec seals (= builds the full-text index of) the writing segment before a scan
@@ -262,10 +289,13 @@ class StoreWriter:
             unique.setdefault(row.chunk_id, row)
         present = self.existing(unique)
         todo = [row for cid, row in unique.items() if cid not in present]
+        if todo and self.lock.transaction is not None:
+            self.lock.transaction.record_inserted([row.chunk_id for row in todo])
+        # The keyword index first (rows it already holds are skipped): a chunk in the
+        # collection always has its postings, whatever instant a kill lands on.
+        self._t.add(list(unique.values()))
         if not todo:
             return
-        if self.lock.transaction is not None:
-            self.lock.transaction.record_inserted([row.chunk_id for row in todo])
         batches = [todo[i : i + MAX_BATCH] for i in range(0, len(todo), MAX_BATCH)]
         flusher = _Flusher(self._c) if len(batches) > _FLUSH_EVERY else None
         last = 0
@@ -295,7 +325,9 @@ class StoreWriter:
         recovery: delete only rows that no manifest, old or new, references."""
         self.lock.assert_held()
         self._dirty = True
-        self._c.delete(list(dict.fromkeys(ids)))
+        wanted = list(dict.fromkeys(ids))
+        self._c.delete(wanted)
+        self._t.remove(wanted)
 
     def all_ids(self) -> set[str]:
         """Every chunk id in the canonical store."""
@@ -327,6 +359,9 @@ class StoreWriter:
 
     def close(self) -> None:
         """Flush and close the canonical collection; idempotent."""
+        if self._terms is not None:
+            terms, self._terms = self._terms, None
+            terms.close()
         if self._collection is None:
             return
         collection, self._collection = self._collection, None

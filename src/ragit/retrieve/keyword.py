@@ -1,0 +1,117 @@
+"""BM25 of one snapshot, from the store's keyword index (issue 13 §2).
+
+Every statistic comes from the snapshot's own chunks: ``N`` (its distinct chunks),
+``avgdl`` (their mean length in the field), and each term's document frequency (how many
+of them hold the term). Other snapshots, other branches and the layout of the store's
+segments never enter, so a question asked at a commit scores the same way after any
+number of later ingests, merges or a rebuild, and on any clone that indexed that commit.
+
+Scoring is Okapi BM25 with Lucene's non-negative idf::
+
+    idf(t)      = ln(1 + (N − df + 0.5) / (df + 0.5))
+    score(c)    = Σ_t idf(t) · tf·(k1 + 1) / (tf + k1·(1 − b + b·len(c)/avgdl))
+
+summed over the question's distinct terms in the question's order (the same additions in
+the same order: the same bits). Ties at the cut are broken by chunk id.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ragit.contract.errors import SnapshotStoreUnavailable
+from ragit.store.terms import TermReader, chunk_key
+
+K1 = 1.2
+B = 0.75
+
+
+@dataclass(frozen=True)
+class SnapshotTerms:
+    """A snapshot's chunks as the keyword index sees them (sorted by key)."""
+
+    keys: Any  # int64, sorted
+    ids: list[str]  # chunk ids, aligned with ``keys``
+    lengths: dict[str, Any]  # field -> float64 lengths aligned with ``keys``
+    avgdl: dict[str, float]
+
+    @property
+    def n(self) -> int:
+        return len(self.ids)
+
+
+_CACHE: dict[tuple[int, str], tuple[Any, Any, SnapshotTerms]] = {}
+
+
+def snapshot_terms(
+    terms: TermReader, chunk_ids: frozenset[str], owner: Any, snapshot_sha: str
+) -> SnapshotTerms:
+    """The keyword statistics of a snapshot whose chunks are ``chunk_ids`` (memoized per
+    ``owner`` object — the parsed manifest — and index file).
+
+    Raises:
+        SnapshotStoreUnavailable: the index lacks chunks of the snapshot.
+    """
+    cache_key = (id(owner), str(terms.path))
+    cached = _CACHE.get(cache_key)
+    if cached is not None and cached[0] is owner and cached[1] is terms:
+        return cached[2]
+    ids = sorted(chunk_ids, key=chunk_key)
+    keys = np.fromiter((chunk_key(cid) for cid in ids), dtype=np.int64, count=len(ids))
+    all_keys, len_en, len_cjk = terms.lengths()
+    pos = np.searchsorted(all_keys, keys)
+    pos_ok = np.minimum(pos, max(len(all_keys) - 1, 0))
+    found = (pos < len(all_keys)) & (all_keys[pos_ok] == keys) if len(all_keys) else pos < 0
+    if not bool(np.all(found)):
+        missing = int(len(keys) - np.count_nonzero(found))
+        raise SnapshotStoreUnavailable(
+            snapshot_sha,
+            f"{missing} of {len(keys)} chunk(s) of this snapshot are missing from the store's "
+            "keyword index; rebuild the store from git "
+            "(ragit repair --apply --action store-rebuild)",
+        )
+    lengths = {"en": len_en[pos].astype(np.float64), "cjk": len_cjk[pos].astype(np.float64)}
+    avgdl = {f: (float(v.sum()) / len(v) if len(v) else 0.0) for f, v in lengths.items()}
+    st = SnapshotTerms(keys=keys, ids=ids, lengths=lengths, avgdl=avgdl)
+    if len(_CACHE) >= 8:
+        _CACHE.pop(next(iter(_CACHE)))
+    _CACHE[cache_key] = (owner, terms, st)
+    return st
+
+
+def bm25(
+    terms: TermReader, st: SnapshotTerms, field: str, query: list[str], want: int
+) -> dict[str, float]:
+    """The ``want`` best chunks of the snapshot for ``query`` (distinct terms, in order) in
+    ``field``, as chunk id → BM25 score (> 0), best first, ties by chunk id."""
+    if not query or st.n == 0:
+        return {}
+    n = st.n
+    avgdl = st.avgdl[field] or 1.0
+    norm = K1 * (1.0 - B + B * st.lengths[field] / avgdl)
+    scores = np.zeros(n, dtype=np.float64)
+    for term in query:
+        post = terms.postings(field, term)
+        if len(post) == 0:
+            continue
+        pos = np.searchsorted(st.keys, post["key"])
+        pos_ok = np.minimum(pos, n - 1)
+        inside = st.keys[pos_ok] == post["key"]
+        if not inside.any():
+            continue
+        where = pos_ok[inside]
+        tf = post["tf"][inside].astype(np.float64)
+        df = len(where)
+        idf = float(np.log1p((n - df + 0.5) / (df + 0.5)))
+        scores[where] += idf * tf * (K1 + 1.0) / (tf + norm[where])
+    hit = np.flatnonzero(scores > 0.0)
+    if len(hit) == 0:
+        return {}
+    if len(hit) > want:
+        cut = np.partition(scores[hit], len(hit) - want)[len(hit) - want]
+        hit = hit[scores[hit] >= cut]
+    ranked = sorted((-float(scores[i]), st.ids[i]) for i in hit)[:want]
+    return {cid: -neg for neg, cid in ranked}
