@@ -37,7 +37,7 @@ from operator import mul
 from typing import Any
 
 from ragit.retrieve.citations import document_citation
-from ragit.retrieve.keyword import bm25, snapshot_terms
+from ragit.retrieve.keyword import best, bm25, score_of, snapshot_terms
 from ragit.snapshot.manifest import Manifest
 from ragit.text.korean import korean_content_words
 from ragit.text.scripts import cjk_runs, script_weights
@@ -252,23 +252,33 @@ def retrieve_durable(
     # An English-only embedding model says nothing about the Korean part of a question:
     # for that share the vector signal comes from the offline character n-gram embedding.
     ngram_share = 0.0 if multilingual else w_cjk
-    bm25_en: dict[str, float] = {}
-    bm25_cjk: dict[str, float] = {}
     en_query = query_terms(en_terms(question)) if w_en > 0 else []
     cjk_query = query_terms(cjk_terms(cjk_query_text(question))) if w_cjk > 0 else []
+    # Each signal nominates its best chunks of the snapshot; every candidate then gets its
+    # exact score from both (BM25 of the whole snapshot is at hand, cosines are fetched).
+    nominate = max(want * 4, 64)
+    keyword_scores: list[Any] = []
+    candidates: set[str] = set()
     if en_query or cjk_query:
         terms = reader.terms()
         st = snapshot_terms(terms, allowed, manifest, snapshot_sha)
-        bm25_en = bm25(terms, st, "en", en_query, want)
-        bm25_cjk = bm25(terms, st, "cjk", cjk_query, want)
+        for field_name, query in (("en", en_query), ("cjk", cjk_query)):
+            scores = bm25(terms, st, field_name, query)
+            keyword_scores.append(scores)
+            candidates.update(best(st, scores, nominate))
     vec_hits: dict[str, float] = {}
     if question_vector is not None and alpha > 0:
         vec_hits = _restricted(
-            lambda k: reader.vector_search(question_vector, k), allowed, want, size
+            lambda k: reader.vector_search(question_vector, k), allowed, nominate, size
         )
-    candidates = set(bm25_en) | set(bm25_cjk) | set(vec_hits)
+    candidates.update(vec_hits)
     if not candidates:
         return []
+    bm25_en: dict[str, float] = {}
+    bm25_cjk: dict[str, float] = {}
+    if keyword_scores:
+        bm25_en = score_of(st, keyword_scores[0], candidates)
+        bm25_cjk = score_of(st, keyword_scores[1], candidates)
     owners = chunk_owners(manifest, candidates)
     if question_vector is not None and alpha > 0:
         missing = [cid for cid in candidates if cid not in vec_hits]

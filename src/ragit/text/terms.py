@@ -3,10 +3,14 @@
 Two fields, each with its own term rule, used the same way at ingest (the chunk's
 ``search_en`` / ``search_cjk`` text) and for the question:
 
-* ``en`` — runs of letters and digits of any script (:data:`~ragit.text.scripts.WORD`),
-  lower-cased, folded by the Snowball English stemmer (``queries`` and ``query`` meet
-  at ``queri``). Runs longer than :data:`MAX_TERM` characters (hashes, base64) are
-  dropped: they match nothing a person types;
+* ``en`` — words as Unicode word segmentation (UAX #29) draws them, which is what a
+  standard full-text tokenizer does: runs of letters, digits and ``_`` of any script,
+  joined across an apostrophe or a dot between two of them (``claim's``, ``I'm``,
+  ``v1.28``, ``kubernetes.io`` and ``feature_gate`` are one word each; ``kube-apiserver``
+  is two), lower-cased and folded by the Snowball English stemmer (``queries`` and
+  ``query`` meet at ``queri``; ``claim's`` becomes ``claim``). Words longer than
+  :data:`MAX_TERM` characters (hashes, base64) are dropped: they match nothing a person
+  types;
 * ``cjk`` — character bigrams inside each run of Hangul/kana/Han
   (:data:`~ragit.text.scripts.CJK_RUN`), so Korean particles do not hide a match
   (``커밋을`` and ``커밋`` share ``커밋``). A one-character run has no bigram.
@@ -21,11 +25,16 @@ are memoized per word, since a corpus repeats a small vocabulary.
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 import Stemmer
 
-from ragit.text.scripts import CJK_RUN, WORD
+from ragit.text.scripts import CJK_RUN
+
+# A word: letters, digits and ``_``, joined across ' ’ . between two of them (UAX #29's
+# MidLetter/MidNumLet between letters or digits).
+_WORD = re.compile(r"\w+(?:['\u2019.]\w+)*")
 
 TERMS_VERSION = "terms-1"
 MAX_TERM = 40
@@ -40,7 +49,7 @@ def _stem(word: str) -> str:
 
 def en_terms(text: str) -> list[str]:
     """The ``en`` terms of ``text``, in order (repeats kept)."""
-    return [_stem(w) for w in WORD.findall(text.lower()) if len(w) <= MAX_TERM]
+    return [_stem(w) for w in _WORD.findall(text.lower()) if len(w) <= MAX_TERM]
 
 
 def cjk_terms(text: str) -> list[str]:
@@ -51,7 +60,10 @@ def cjk_terms(text: str) -> list[str]:
     return out
 
 
-def query_terms(terms: list[str]) -> list[str]:
-    """The distinct terms of a question, in first-seen order (a repeated word in a
-    question is asked once)."""
-    return list(dict.fromkeys(terms))
+def query_terms(terms: list[str]) -> list[tuple[str, int]]:
+    """The distinct terms of a question with how often each occurs, in first-seen order
+    (a word asked twice weighs twice, as in a full-text engine's query)."""
+    counts: dict[str, int] = {}
+    for term in terms:
+        counts[term] = counts.get(term, 0) + 1
+    return list(counts.items())
