@@ -22,11 +22,15 @@ from tests.snapshot._kit import RagitRepo, private_cache  # noqa: F401
 
 from fixtures.build import load_fixture
 
-VOCAB = (
-    "writer lock store snapshot commit query ingest manifest chunk segment merge publish "
-    "reader copy journal recovery index vector keyword score rank token budget context pack "
-    "memory session branch rebuild compaction generation cache hook doctor repair status"
-).split()
+# fmt: off
+VOCAB = [
+    "writer", "lock", "store", "snapshot", "commit", "query", "ingest", "manifest", "chunk",
+    "segment", "merge", "publish", "reader", "copy", "journal", "recovery", "index", "vector",
+    "keyword", "score", "rank", "token", "budget", "context", "pack", "memory", "session",
+    "branch", "rebuild", "compaction", "generation", "cache", "hook", "doctor", "repair",
+    "status",
+]
+# fmt: on
 QUESTIONS = [
     "writer lock recovery",
     "how does the reader copy a published snapshot",

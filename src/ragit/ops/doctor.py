@@ -205,8 +205,29 @@ class _Doctor:
                 recovery,
                 missingChunkIds=missing[:20],
             )
+            self._keyword_index(reader, wanted)
         finally:
             reader.close()
+
+    def _keyword_index(self, reader: Any, wanted: set[str]) -> None:
+        """Every chunk manifests name has postings in the reader copy's keyword index."""
+        from ragit.store.terms import chunk_key
+
+        try:
+            held = set(reader.terms().lengths()[0].tolist())
+        except RagitError as exc:
+            self.add("store.keyword-index", False, exc.message, REBUILD)
+            return
+        unindexed = sorted(cid for cid in wanted if chunk_key(cid) not in held)
+        self.add(
+            "store.keyword-index",
+            not unindexed,
+            f"all {len(wanted)} chunk(s) named by manifests are in the keyword index"
+            if not unindexed
+            else f"{len(unindexed)} chunk(s) named by manifests are missing from the keyword index",
+            REBUILD,
+            missingChunkIds=unindexed[:20],
+        )
 
     def _unverified(self) -> None:
         """A write whose publish was refused for missing chunks (only reported when present:
@@ -382,6 +403,7 @@ _STORE_CHECKS = (
     "store.canonical-files",
     "store.reader",
     "ragit.manifest-consistency",
+    "store.keyword-index",
 )
 
 

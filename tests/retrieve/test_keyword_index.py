@@ -1,0 +1,171 @@
+"""The store's keyword index (``ragit-terms.sqlite``) and per-snapshot BM25 (issue 13 §2)."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+import numpy as np
+import pytest
+from tests.snapshot._kit import RagitRepo, indexed_repo, private_cache, tree_state  # noqa: F401
+
+from ragit.retrieve.keyword import SnapshotTerms, best, bm25
+from ragit.store.copies import copy_path
+from ragit.store.rows import ChunkRow
+from ragit.store.terms import MERGE_BLOCKS, TERMS_NAME, TermReader, TermWriter, chunk_key
+from ragit.text.terms import cjk_terms, en_terms, query_terms
+
+QUESTION = "idempotency keys retry"
+REBUILD = "ragit repair --apply --action store-rebuild"
+
+
+def _row(cid: str, text: str) -> ChunkRow:
+    from ragit.text.scripts import cjk_runs
+
+    return ChunkRow(
+        chunk_id=cid,
+        text=text,
+        search_en=text,
+        search_cjk=cjk_runs(text),
+        section_title="",
+        heading_path="",
+        token_count=len(text.split()),
+        vector=(),
+    )
+
+
+def _cid(n: int) -> str:
+    return f"{n:016x}"
+
+
+def test_words_follow_unicode_word_segmentation() -> None:
+    assert en_terms("Our claim's speed, I'm on v1.28 of kubernetes.io") == [
+        "our", "claim", "speed", "i'm", "on", "v1.28", "of", "kubernetes.io",
+    ]  # fmt: skip
+    assert en_terms("feature_gate kube-apiserver Queries") == [
+        "feature_g",
+        "kube",
+        "apiserv",
+        "queri",
+    ]
+    assert en_terms("x" * 41) == []
+    assert cjk_terms("커밋을 작성 a 한") == ["커밋", "밋을", "작성"]
+    assert query_terms(["a", "b", "a"]) == [("a", 2), ("b", 1)]
+
+
+def test_chunk_keys_are_the_ids_themselves() -> None:
+    assert chunk_key("0000000000000001") == 1
+    assert chunk_key("ffffffffffffffff") == -1
+    assert chunk_key("not-a-hex-id") == chunk_key("not-a-hex-id")
+    assert chunk_key("not-a-hex-id") != chunk_key("not-a-hex-id2")
+
+
+def test_postings_survive_removal_merges_and_readers_write_nothing(tmp_path: Path) -> None:
+    writer = TermWriter.open(tmp_path)
+    assert writer.add([_row(_cid(1), "alpha beta beta"), _row(_cid(2), "beta gamma")]) == 2
+    assert writer.add([_row(_cid(1), "alpha beta beta")]) == 0  # already held
+    writer.remove([_cid(2)])
+    for n in range(3, 3 + MERGE_BLOCKS):  # enough writes of "beta" to merge its blocks,
+        writer.add([_row(_cid(n), f"beta filler{n}")])  # dropping the removed chunk's posting
+    writer.add([_row(_cid(99), "beta")])
+    assert writer.missing([_cid(1), _cid(2), _cid(99)]) == [_cid(2)]
+    writer.close()
+
+    before = tree_state(tmp_path)
+    reader = TermReader.open(tmp_path)
+    post = reader.postings("en", "beta")
+    keys = sorted(post["key"].tolist())
+    assert keys == sorted([1, *range(3, 3 + MERGE_BLOCKS), 99])
+    assert dict(zip(post["key"].tolist(), post["tf"].tolist(), strict=True))[1] == 2
+    all_keys, len_en, _ = reader.lengths()
+    assert 2 not in all_keys.tolist() and len_en[all_keys.tolist().index(1)] == 3
+    reader.close()
+    assert tree_state(tmp_path) == before
+
+
+def test_bm25_depends_only_on_the_snapshot(tmp_path: Path) -> None:
+    """The same snapshot scores identically whatever else the index holds."""
+    docs = {_cid(n): f"writer lock {'store ' * (n % 3)}snapshot {n}" for n in range(1, 9)}
+    small = tmp_path / "small"
+    large = tmp_path / "large"
+    for root, extra in ((small, 0), (large, 200)):
+        root.mkdir()
+        writer = TermWriter.open(root)
+        writer.add([_row(cid, text) for cid, text in docs.items()])
+        writer.add([_row(_cid(1000 + n), "writer writer lock other") for n in range(extra)])
+        writer.close()
+
+    def scores(root: Path) -> list[tuple[str, float]]:
+        reader = TermReader.open(root)
+        ids = sorted(docs, key=chunk_key)
+        keys = np.array([chunk_key(c) for c in ids], dtype=np.int64)
+        all_keys, len_en, len_cjk = reader.lengths()
+        pos = np.searchsorted(all_keys, keys)
+        lengths = {"en": len_en[pos].astype(float), "cjk": len_cjk[pos].astype(float)}
+        st = SnapshotTerms(keys, ids, lengths, {f: float(v.mean()) for f, v in lengths.items()})
+        s = bm25(reader, st, "en", query_terms(en_terms("writer lock store")))
+        out = [(cid, float(s[ids.index(cid)])) for cid in best(st, s, 5)]
+        reader.close()
+        return out
+
+    assert scores(small) == scores(large)
+
+
+def test_a_store_without_a_keyword_index_is_a_typed_error_and_doctor_names_the_rebuild(
+    tmp_path: Path,
+) -> None:
+    """A store written before the keyword index existed: never an empty ``ok``."""
+    repo = indexed_repo(tmp_path, "docs-basic")
+    before = repo.ragit("query", QUESTION, "--format", "json").data["hits"]
+    meta = json.loads((repo.ws.store_dir / "meta.json").read_text(encoding="utf-8"))
+    (copy_path(repo.ws, meta["storeId"], meta["generation"]) / TERMS_NAME).unlink()
+    (repo.ws.store_dir / "chunks" / TERMS_NAME).unlink()
+
+    run = repo.ragit("query", QUESTION, "--format", "json")
+    assert run.code == 3, run.output
+    assert run.error["code"] == "SNAPSHOT_STORE_UNAVAILABLE"
+    assert REBUILD in json.dumps(run.error)
+
+    report, error = repo.doctor()
+    failed = {c["name"]: c.get("recovery") for c in report["checks"] if not c["ok"]}
+    assert failed.get("store.keyword-index") == REBUILD, failed
+    assert error is not None and error.recovery == REBUILD
+    fix = repo.ragit(*shlex.split(REBUILD)[1:])
+    assert fix.code == 0, fix.output
+    report, error = repo.doctor()
+    assert error is None, [c for c in report["checks"] if not c["ok"]]
+    after = repo.ragit("query", QUESTION, "--format", "json").data["hits"]
+    assert after == before
+
+
+def test_the_next_writer_indexes_what_the_keyword_index_lacks(tmp_path: Path) -> None:
+    """A store published by a RAGit without the keyword index (its fingerprint names no
+    index file): the next ingest indexes every stored row."""
+    from ragit.store.meta import read_meta, write_meta
+    from ragit.store.publishing import canonical_digest
+
+    repo = indexed_repo(tmp_path, "docs-basic")
+    s = repo.head()
+    before = repo.query(QUESTION, top_k=5)["hits"]
+    (repo.ws.store_dir / "chunks" / TERMS_NAME).unlink()
+    meta = read_meta(repo.ws)
+    assert meta is not None
+    write_meta(
+        repo.ws, meta.evolve(extra={**meta.extra, "canonicalDigest": canonical_digest(repo.ws)})
+    )
+    repo.commit({"docs/notes/extra.md": "# Extra\n\nAn unrelated note about tea.\n"}, "extra")
+    repo.ingest()
+    assert repo.query(QUESTION, at=s, top_k=5)["hits"] == before
+    report, error = repo.doctor()
+    assert error is None, [c for c in report["checks"] if not c["ok"]]
+
+
+@pytest.mark.parametrize("field", ["en", "cjk"])
+def test_an_unknown_term_scores_nothing(tmp_path: Path, field: str) -> None:
+    writer = TermWriter.open(tmp_path)
+    writer.add([_row(_cid(1), "alpha 커밋")])
+    writer.close()
+    reader = TermReader.open(tmp_path)
+    assert len(reader.postings(field, "zzz")) == 0
+    reader.close()
