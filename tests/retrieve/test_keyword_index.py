@@ -6,11 +6,10 @@ import json
 import shlex
 from pathlib import Path
 
-import numpy as np
 import pytest
 from tests.snapshot._kit import RagitRepo, indexed_repo, private_cache, tree_state  # noqa: F401
 
-from ragit.retrieve.keyword import SnapshotTerms, best, bm25
+from ragit.retrieve.keyword import best, bm25, snapshot_terms
 from ragit.store.copies import copy_path
 from ragit.store.rows import ChunkRow
 from ragit.store.terms import MERGE_BLOCKS, TERMS_NAME, TermReader, TermWriter, chunk_key
@@ -61,51 +60,50 @@ def test_chunk_keys_are_the_ids_themselves() -> None:
     assert chunk_key("not-a-hex-id") != chunk_key("not-a-hex-id2")
 
 
-def test_postings_survive_removal_merges_and_readers_write_nothing(tmp_path: Path) -> None:
+def test_postings_are_written_once_and_readers_write_nothing(tmp_path: Path) -> None:
     writer = TermWriter.open(tmp_path)
     assert writer.add([_row(_cid(1), "alpha beta beta"), _row(_cid(2), "beta gamma")]) == 2
     assert writer.add([_row(_cid(1), "alpha beta beta")]) == 0  # already held
     writer.remove([_cid(2)])
-    for n in range(3, 3 + MERGE_BLOCKS):  # enough writes of "beta" to merge its blocks,
-        writer.add([_row(_cid(n), f"beta filler{n}")])  # dropping the removed chunk's posting
-    writer.add([_row(_cid(99), "beta")])
-    assert writer.missing([_cid(1), _cid(2), _cid(99)]) == [_cid(2)]
+    assert writer.missing([_cid(1), _cid(2)]) == [_cid(2)]
+    assert writer.add([_row(_cid(2), "beta gamma")]) == 1  # live again, postings not repeated
+    for n in range(3, 3 + MERGE_BLOCKS):  # enough writes of "beta" to merge its blocks
+        writer.add([_row(_cid(n), f"beta filler{n}")])
+    writer.remove([_cid(3)])
+    assert writer.count() == 1 + MERGE_BLOCKS
     writer.close()
 
     before = tree_state(tmp_path)
     reader = TermReader.open(tmp_path)
+    index = reader.chunks()
+    by_ord = dict(zip(index.ords.tolist(), index.keys.tolist(), strict=True))
     post = reader.postings("en", "beta")
-    keys = sorted(post["key"].tolist())
-    assert keys == sorted([1, *range(3, 3 + MERGE_BLOCKS), 99])
-    assert dict(zip(post["key"].tolist(), post["tf"].tolist(), strict=True))[1] == 2
-    all_keys, len_en, _ = reader.lengths()
-    assert 2 not in all_keys.tolist() and len_en[all_keys.tolist().index(1)] == 3
+    keys = [by_ord[o] for o in post["ord"].tolist()]
+    assert sorted(keys) == [1, 2, *range(3, 3 + MERGE_BLOCKS)]  # one posting per chunk
+    assert dict(zip(keys, post["tf"].tolist(), strict=True))[1] == 2
+    assert reader.live_keys() == {1, 2, *range(4, 3 + MERGE_BLOCKS)}
     reader.close()
     assert tree_state(tmp_path) == before
 
 
 def test_bm25_depends_only_on_the_snapshot(tmp_path: Path) -> None:
-    """The same snapshot scores identically whatever else the index holds."""
+    """The same snapshot scores identically whatever else the index holds, in any order."""
     docs = {_cid(n): f"writer lock {'store ' * (n % 3)}snapshot {n}" for n in range(1, 9)}
     small = tmp_path / "small"
     large = tmp_path / "large"
     for root, extra in ((small, 0), (large, 200)):
         root.mkdir()
         writer = TermWriter.open(root)
-        writer.add([_row(cid, text) for cid, text in docs.items()])
         writer.add([_row(_cid(1000 + n), "writer writer lock other") for n in range(extra)])
+        writer.add([_row(cid, text) for cid, text in reversed(docs.items())])
         writer.close()
 
     def scores(root: Path) -> list[tuple[str, float]]:
         reader = TermReader.open(root)
-        ids = sorted(docs, key=chunk_key)
-        keys = np.array([chunk_key(c) for c in ids], dtype=np.int64)
-        all_keys, len_en, len_cjk = reader.lengths()
-        pos = np.searchsorted(all_keys, keys)
-        lengths = {"en": len_en[pos].astype(float), "cjk": len_cjk[pos].astype(float)}
-        st = SnapshotTerms(keys, ids, lengths, {f: float(v.mean()) for f, v in lengths.items()})
+        st = snapshot_terms(reader, frozenset(docs), object(), "sha")
         s = bm25(reader, st, "en", query_terms(en_terms("writer lock store")))
-        out = [(cid, float(s[ids.index(cid)])) for cid in best(st, s, 5)]
+        ranked = best(st, s, 5)
+        out = [(cid, s[list(st.ids).index(cid)]) for cid in ranked]
         reader.close()
         return out
 

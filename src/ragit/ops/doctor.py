@@ -214,7 +214,7 @@ class _Doctor:
         from ragit.store.terms import chunk_key
 
         try:
-            held = set(reader.terms().lengths()[0].tolist())
+            held = reader.terms().live_keys()
         except RagitError as exc:
             self.add("store.keyword-index", False, exc.message, REBUILD)
             return

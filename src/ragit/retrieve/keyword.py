@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from ragit.contract.errors import SnapshotStoreUnavailable
-from ragit.store.terms import TermReader, chunk_key
+from ragit.store.terms import TermReader, keys_of
 
 K1 = 1.2
 B = 0.75
@@ -34,11 +34,11 @@ B = 0.75
 
 @dataclass(frozen=True)
 class SnapshotTerms:
-    """A snapshot's chunks as the keyword index sees them (sorted by key)."""
+    """A snapshot's chunks as the keyword index sees them."""
 
-    keys: Any  # int64, sorted
-    ids: list[str]  # chunk ids, aligned with ``keys``
-    lengths: dict[str, Any]  # field -> float64 lengths aligned with ``keys``
+    ids: Any  # chunk ids (numpy str array), sorted
+    slot: Any  # int64 by index ordinal: the chunk's position in ``ids``, or -1 (not in it)
+    lengths: dict[str, Any]  # field -> float64 lengths aligned with ``ids``
     avgdl: dict[str, float]
 
     @property
@@ -62,12 +62,16 @@ def snapshot_terms(
     cached = _CACHE.get(cache_key)
     if cached is not None and cached[0] is owner and cached[1] is terms:
         return cached[2]
-    ids = sorted(chunk_ids, key=chunk_key)
-    keys = np.fromiter((chunk_key(cid) for cid in ids), dtype=np.int64, count=len(ids))
-    all_keys, len_en, len_cjk = terms.lengths()
-    pos = np.searchsorted(all_keys, keys)
-    pos_ok = np.minimum(pos, max(len(all_keys) - 1, 0))
-    found = (pos < len(all_keys)) & (all_keys[pos_ok] == keys) if len(all_keys) else pos < 0
+    ids = np.array(sorted(chunk_ids))
+    keys = keys_of(ids.tolist())
+    index = terms.chunks()
+    pos = np.searchsorted(index.keys, keys)
+    pos_ok = np.minimum(pos, max(len(index.keys) - 1, 0))
+    found = (
+        (pos < len(index.keys)) & (index.keys[pos_ok] == keys)
+        if len(index.keys)
+        else np.zeros(len(keys), dtype=bool)
+    )
     if not bool(np.all(found)):
         missing = int(len(keys) - np.count_nonzero(found))
         raise SnapshotStoreUnavailable(
@@ -76,9 +80,14 @@ def snapshot_terms(
             "keyword index; rebuild the store from git "
             "(ragit repair --apply --action store-rebuild)",
         )
-    lengths = {"en": len_en[pos].astype(np.float64), "cjk": len_cjk[pos].astype(np.float64)}
+    slot = np.full(index.size, -1, dtype=np.int64)
+    slot[index.ords[pos]] = np.arange(len(ids))
+    lengths = {
+        "en": index.len_en[pos].astype(np.float64),
+        "cjk": index.len_cjk[pos].astype(np.float64),
+    }
     avgdl = {f: (float(v.sum()) / len(v) if len(v) else 0.0) for f, v in lengths.items()}
-    st = SnapshotTerms(keys=keys, ids=ids, lengths=lengths, avgdl=avgdl)
+    st = SnapshotTerms(ids=ids, slot=slot, lengths=lengths, avgdl=avgdl)
     if len(_CACHE) >= 8:
         _CACHE.pop(next(iter(_CACHE)))
     _CACHE[cache_key] = (owner, terms, st)
@@ -99,12 +108,11 @@ def bm25(terms: TermReader, st: SnapshotTerms, field: str, query: list[tuple[str
         post = terms.postings(field, term)
         if len(post) == 0:
             continue
-        pos = np.searchsorted(st.keys, post["key"])
-        pos_ok = np.minimum(pos, n - 1)
-        inside = st.keys[pos_ok] == post["key"]
+        where = st.slot[post["ord"]]
+        inside = where >= 0
         if not inside.any():
             continue
-        where = pos_ok[inside]
+        where = where[inside]
         tf = post["tf"][inside].astype(np.float64)
         df = len(where)
         idf = asked * float(np.log1p((n - df + 0.5) / (df + 0.5)))
@@ -120,15 +128,16 @@ def best(st: SnapshotTerms, scores: Any, want: int) -> list[str]:
     if len(hit) > want:
         cut = np.partition(scores[hit], len(hit) - want)[len(hit) - want]
         hit = hit[scores[hit] >= cut]
-    return [cid for _neg, cid in sorted((-float(scores[i]), st.ids[i]) for i in hit)[:want]]
+    ranked = sorted((-float(scores[i]), str(st.ids[i])) for i in hit)
+    return [cid for _neg, cid in ranked[:want]]
 
 
 def score_of(st: SnapshotTerms, scores: Any, chunk_ids: set[str]) -> dict[str, float]:
     """``scores`` of ``chunk_ids`` (ids of the snapshot) by id, zeros left out."""
-    keys = np.fromiter((chunk_key(c) for c in chunk_ids), dtype=np.int64, count=len(chunk_ids))
-    pos = np.searchsorted(st.keys, keys)
+    wanted = sorted(chunk_ids)
+    pos = np.searchsorted(st.ids, np.array(wanted)) if wanted else np.empty(0, dtype=np.int64)
     out: dict[str, float] = {}
-    for cid, p in zip(chunk_ids, pos.tolist(), strict=True):
+    for cid, p in zip(wanted, pos.tolist(), strict=True):
         if p < st.n and st.ids[p] == cid and scores[p] > 0.0:
             out[cid] = float(scores[p])
     return out

@@ -159,7 +159,7 @@ def _unindexed(collection_dir: Path, required: set[str]) -> set[str]:
     """The ids of ``required`` the keyword index of ``collection_dir`` lacks."""
     reader = TermReader.open(collection_dir)
     try:
-        held = set(reader.lengths()[0].tolist())
+        held = reader.live_keys()
     finally:
         reader.close()
     return {cid for cid in required if chunk_key(cid) not in held}

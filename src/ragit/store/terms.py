@@ -13,18 +13,20 @@ carries it with the rows it describes (zvec 0.8 ignores files it does not know):
 
 ``info(key, value)``
     ``version`` (:data:`ragit.text.terms.TERMS_VERSION`), ``seq`` (the last block number).
-``chunk(key INTEGER PRIMARY KEY, len_en, len_cjk)``
-    One row per indexed chunk: its key (the 16-hex-digit chunk id as a signed 64-bit
-    integer) and its length in terms per field.
+``chunk(ord INTEGER PRIMARY KEY, key UNIQUE, len_en, len_cjk, live)``
+    One row per chunk ever indexed: a small ordinal local to this file, its key (the
+    16-hex-digit chunk id as a signed 64-bit integer), its length in terms per field, and
+    whether the collection holds it.
 ``block(field, term, seq, data)``
     Postings of one term in one field, appended per write: ``data`` packs
-    ``(key int64, tf uint16)`` pairs (10 bytes each). A term's blocks are merged into one
-    once it has :data:`MERGE_BLOCKS` of them, dropping postings of removed chunks.
+    ``(ord uint32, tf uint16)`` pairs (6 bytes each). A term's blocks are concatenated into
+    one once it has :data:`MERGE_BLOCKS` of them.
 
-Postings are content-addressed: a chunk's postings never change, so the index answers any
-snapshot whose chunks it holds the same way, whatever else it holds. Removing a chunk
-deletes its ``chunk`` row (readers then no longer see its postings; merges drop them);
-the store rebuild writes a fresh file.
+A chunk's postings are written once, when its key is first indexed, and never change (the
+id is a hash of the text): the index answers any snapshot whose chunks it holds the same
+way, whatever else it holds. Removing a chunk only clears ``live``; indexing it again sets
+it back, without a second copy of its postings. Ordinals differ between stores (a rebuild,
+another clone) and never reach a score: a snapshot is a set of keys.
 
 Writes happen only under the writer lock, inside one SQLite transaction per call
 (rollback journal: a killed writer leaves the previous committed state, rolled back by the
@@ -38,6 +40,7 @@ import hashlib
 import json
 import sqlite3
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -50,13 +53,14 @@ from ragit.text.terms import TERMS_VERSION, cjk_terms, en_terms
 TERMS_NAME = "ragit-terms.sqlite"
 FIELDS = ("en", "cjk")
 MERGE_BLOCKS = 8
-POSTING = np.dtype([("key", "<i8"), ("tf", "<u2")])
+POSTING = np.dtype([("ord", "<u4"), ("tf", "<u2")])
 _CHUNK_BATCH = 500
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS info(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS chunk(
-  key INTEGER PRIMARY KEY, len_en INTEGER NOT NULL, len_cjk INTEGER NOT NULL);
+  ord INTEGER PRIMARY KEY, key INTEGER NOT NULL UNIQUE,
+  len_en INTEGER NOT NULL, len_cjk INTEGER NOT NULL, live INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS block(
   field INTEGER NOT NULL, term TEXT NOT NULL, seq INTEGER NOT NULL, data BLOB NOT NULL,
   PRIMARY KEY(field, term, seq)) WITHOUT ROWID;
@@ -89,10 +93,22 @@ def _unavailable(reason: str) -> SnapshotStoreUnavailable:
 def _pack(pairs: list[tuple[int, int]]) -> bytes:
     arr = np.empty(len(pairs), dtype=POSTING)
     if pairs:
-        keys, tfs = zip(*pairs, strict=True)
-        arr["key"] = keys
+        ords, tfs = zip(*pairs, strict=True)
+        arr["ord"] = ords
         arr["tf"] = np.minimum(np.asarray(tfs, dtype=np.int64), 65535)
     return arr.tobytes()
+
+
+def keys_of(chunk_ids: Sequence[str]) -> Any:
+    """:func:`chunk_key` of every id, as an int64 array (vectorized for hex ids)."""
+    if all(len(cid) == 16 for cid in chunk_ids):
+        try:
+            raw = bytes.fromhex("".join(chunk_ids))
+        except ValueError:
+            pass
+        else:
+            return np.frombuffer(raw, dtype=">i8").astype(np.int64)
+    return np.fromiter((chunk_key(c) for c in chunk_ids), dtype=np.int64, count=len(chunk_ids))
 
 
 class TermWriter:
@@ -132,43 +148,60 @@ class TermWriter:
         return self._con
 
     def count(self) -> int:
-        """How many chunks the index holds."""
-        (n,) = self._c.execute("SELECT count(*) FROM chunk").fetchone()
+        """How many chunks the index holds (live ones)."""
+        (n,) = self._c.execute("SELECT count(*) FROM chunk WHERE live=1").fetchone()
         return int(n)
 
-    def keys(self) -> set[int]:
-        """The keys of every indexed chunk."""
-        return {int(k) for (k,) in self._c.execute("SELECT key FROM chunk")}
-
-    def missing(self, ids: Iterable[str]) -> list[str]:
-        """The ids of ``ids`` the index does not hold (in the given order, distinct)."""
-        wanted = list(dict.fromkeys(ids))
-        out: list[str] = []
-        for start in range(0, len(wanted), _CHUNK_BATCH):
-            part = wanted[start : start + _CHUNK_BATCH]
-            keys = [chunk_key(cid) for cid in part]
-            found = {
-                int(k)
-                for (k,) in self._c.execute(
-                    "SELECT key FROM chunk WHERE key IN (SELECT value FROM json_each(?))",
-                    (json.dumps(keys),),
-                )
-            }
-            out.extend(cid for cid, key in zip(part, keys, strict=True) if key not in found)
+    def _known(self, keys: list[int]) -> dict[int, bool]:
+        """key -> live, for the keys of ``keys`` the index has seen."""
+        out: dict[int, bool] = {}
+        for start in range(0, len(keys), _CHUNK_BATCH):
+            part = keys[start : start + _CHUNK_BATCH]
+            for key, live in self._c.execute(
+                "SELECT key, live FROM chunk WHERE key IN (SELECT value FROM json_each(?))",
+                (json.dumps(part),),
+            ):
+                out[int(key)] = bool(live)
         return out
 
+    def missing(self, ids: Iterable[str]) -> list[str]:
+        """The ids of ``ids`` the index does not hold live (in the given order, distinct)."""
+        wanted = list(dict.fromkeys(ids))
+        known = self._known([chunk_key(cid) for cid in wanted])
+        return [cid for cid in wanted if not known.get(chunk_key(cid), False)]
+
     def add(self, rows: Sequence[ChunkRow]) -> int:
-        """Index the rows the index does not hold yet, in one transaction; returns how many."""
-        todo_ids = set(self.missing(row.chunk_id for row in rows))
-        if not todo_ids:
+        """Index the rows the index does not hold live yet, in one transaction; returns how
+        many. A chunk indexed before (and removed since) is only marked live again."""
+        unique = {row.chunk_id: row for row in rows}
+        known = self._known([chunk_key(cid) for cid in unique])
+        revive = [k for k, live in known.items() if not live]
+        fresh = [row for cid, row in unique.items() if chunk_key(cid) not in known]
+        if not fresh and not revive:
             return 0
-        chunks: list[tuple[int, int, int]] = []
+        con = self._c
+        try:
+            con.execute("BEGIN IMMEDIATE")
+            if revive:
+                con.execute(
+                    "UPDATE chunk SET live=1 WHERE key IN (SELECT value FROM json_each(?))",
+                    (json.dumps(revive),),
+                )
+            if fresh:
+                self._index(fresh)
+            con.execute("COMMIT")
+        except BaseException:
+            if con.in_transaction:
+                con.execute("ROLLBACK")
+            raise
+        return len(fresh) + len(revive)
+
+    def _index(self, rows: list[ChunkRow]) -> None:
+        con = self._c
+        (top,) = con.execute("SELECT coalesce(max(ord), -1) FROM chunk").fetchone()
         postings: dict[tuple[int, str], list[tuple[int, int]]] = {}
-        for row in rows:
-            if row.chunk_id not in todo_ids:
-                continue
-            todo_ids.discard(row.chunk_id)
-            key = chunk_key(row.chunk_id)
+        chunks: list[tuple[int, int, int, int, int]] = []
+        for ordinal, row in enumerate(rows, int(top) + 1):
             lengths = []
             for field, terms in enumerate((en_terms(row.search_en), cjk_terms(row.search_cjk))):
                 lengths.append(len(terms))
@@ -176,57 +209,36 @@ class TermWriter:
                 for term in terms:
                     counts[term] = counts.get(term, 0) + 1
                 for term, tf in counts.items():
-                    postings.setdefault((field, term), []).append((key, tf))
-            chunks.append((key, lengths[0], lengths[1]))
-        con = self._c
-        try:
-            con.execute("BEGIN IMMEDIATE")
-            row = con.execute("SELECT value FROM info WHERE key='seq'").fetchone()
-            seq = int(row[0]) + 1 if row else 1
-            con.executemany("INSERT OR IGNORE INTO chunk VALUES(?,?,?)", chunks)
-            con.executemany(
-                "INSERT INTO block VALUES(?,?,?,?)",
-                ((field, term, seq, _pack(pairs)) for (field, term), pairs in postings.items()),
-            )
-            con.execute("INSERT OR REPLACE INTO info VALUES('seq', ?)", (str(seq),))
-            self._merge_crowded(list(postings))
-            con.execute("COMMIT")
-        except BaseException:
-            if con.in_transaction:
-                con.execute("ROLLBACK")
-            raise
-        return len(chunks)
+                    postings.setdefault((field, term), []).append((ordinal, tf))
+            chunks.append((ordinal, chunk_key(row.chunk_id), lengths[0], lengths[1], 1))
+        row = con.execute("SELECT value FROM info WHERE key='seq'").fetchone()
+        seq = int(row[0]) + 1 if row else 1
+        con.executemany("INSERT INTO chunk VALUES(?,?,?,?,?)", chunks)
+        con.executemany(
+            "INSERT INTO block VALUES(?,?,?,?)",
+            ((field, term, seq, _pack(pairs)) for (field, term), pairs in postings.items()),
+        )
+        con.execute("INSERT OR REPLACE INTO info VALUES('seq', ?)", (str(seq),))
+        self._merge_crowded(list(postings))
 
     def _merge_crowded(self, touched: list[tuple[int, str]]) -> None:
-        """Merge the blocks of each touched term that has :data:`MERGE_BLOCKS` or more,
-        keeping one posting per live chunk."""
+        """Concatenate the blocks of each touched term that has :data:`MERGE_BLOCKS` or more
+        (in block order: a term's postings stay in ordinal order)."""
         con = self._c
-        crowded = []
         for field, term in touched:
-            (count,) = con.execute(
-                "SELECT count(*) FROM block WHERE field=? AND term=?", (field, term)
-            ).fetchone()
-            if count >= MERGE_BLOCKS:
-                crowded.append((field, term))
-        if not crowded:
-            return
-        live = np.fromiter(self.keys(), dtype=np.int64)
-        live.sort()
-        for field, term in crowded:
             blobs = con.execute(
                 "SELECT seq, data FROM block WHERE field=? AND term=? ORDER BY seq", (field, term)
             ).fetchall()
-            arr = np.frombuffer(b"".join(bytes(b) for _, b in blobs), dtype=POSTING)
-            _, first = np.unique(arr["key"], return_index=True)
-            arr = arr[np.sort(first)]
-            arr = arr[np.isin(arr["key"], live, assume_unique=True)]
-            last = int(blobs[-1][0])
+            if len(blobs) < MERGE_BLOCKS:
+                continue
             con.execute("DELETE FROM block WHERE field=? AND term=?", (field, term))
-            if len(arr):
-                con.execute("INSERT INTO block VALUES(?,?,?,?)", (field, term, last, arr.tobytes()))
+            con.execute(
+                "INSERT INTO block VALUES(?,?,?,?)",
+                (field, term, int(blobs[-1][0]), b"".join(bytes(b) for _, b in blobs)),
+            )
 
     def remove(self, ids: Iterable[str]) -> None:
-        """Forget chunks (their postings are dropped by the next merge of each term)."""
+        """Mark chunks as no longer held (their postings stay, for when they come back)."""
         keys = [chunk_key(cid) for cid in dict.fromkeys(ids)]
         if not keys:
             return
@@ -234,10 +246,9 @@ class TermWriter:
         con.execute("BEGIN IMMEDIATE")
         try:
             for start in range(0, len(keys), _CHUNK_BATCH):
-                part = keys[start : start + _CHUNK_BATCH]
                 con.execute(
-                    "DELETE FROM chunk WHERE key IN (SELECT value FROM json_each(?))",
-                    (json.dumps(part),),
+                    "UPDATE chunk SET live=0 WHERE key IN (SELECT value FROM json_each(?))",
+                    (json.dumps(keys[start : start + _CHUNK_BATCH]),),
                 )
             con.execute("COMMIT")
         except BaseException:
@@ -252,13 +263,25 @@ class TermWriter:
             con.close()
 
 
+@dataclass(frozen=True)
+class Chunks:
+    """Every chunk of a keyword index: keys sorted, with each one's ordinal and lengths."""
+
+    keys: Any  # int64, sorted
+    ords: Any  # int64, aligned with keys
+    len_en: Any  # int64, aligned with keys
+    len_cjk: Any  # int64, aligned with keys
+    live: Any  # bool, aligned with keys
+    size: int  # max ordinal + 1
+
+
 class TermReader:
     """The keyword index of an immutable reader copy."""
 
     def __init__(self, con: sqlite3.Connection, path: Path) -> None:
         self._con = con
         self.path = path
-        self._lengths: tuple[Any, Any, Any] | None = None
+        self._chunks: Chunks | None = None
 
     @classmethod
     def open(cls, collection_dir: Path) -> TermReader:
@@ -284,30 +307,39 @@ class TermReader:
             )
         return cls(con, path)
 
-    def lengths(self) -> tuple[Any, Any, Any]:
-        """Every indexed chunk's key (sorted), ``en`` length and ``cjk`` length, as arrays."""
-        if self._lengths is None:
+    def chunks(self) -> Chunks:
+        """Every indexed chunk (read once)."""
+        if self._chunks is None:
             rows = self._con.execute(
-                "SELECT key, len_en, len_cjk FROM chunk ORDER BY key"
+                "SELECT key, ord, len_en, len_cjk, live FROM chunk ORDER BY key"
             ).fetchall()
-            table = np.array(rows, dtype=np.int64).reshape(-1, 3)
-            self._lengths = (table[:, 0].copy(), table[:, 1].copy(), table[:, 2].copy())
-        return self._lengths
+            table = np.array(rows, dtype=np.int64).reshape(-1, 5)
+            self._chunks = Chunks(
+                keys=table[:, 0].copy(),
+                ords=table[:, 1].copy(),
+                len_en=table[:, 2].copy(),
+                len_cjk=table[:, 3].copy(),
+                live=table[:, 4] == 1,
+                size=int(table[:, 1].max()) + 1 if len(table) else 0,
+            )
+        return self._chunks
+
+    def live_keys(self) -> set[int]:
+        """The keys of every chunk the index holds live."""
+        c = self.chunks()
+        return set(c.keys[c.live].tolist())
 
     def postings(self, field: str, term: str) -> Any:
-        """The postings of ``term`` in ``field``: a structured array of ``key``/``tf``, one
-        entry per chunk (a chunk indexed twice is listed once), removed chunks included."""
+        """The postings of ``term`` in ``field``: a structured array of ``ord``/``tf``, one
+        entry per chunk ever indexed with the term."""
         blobs = self._con.execute(
             "SELECT data FROM block WHERE field=? AND term=? ORDER BY seq",
             (FIELDS.index(field), term),
         ).fetchall()
         if not blobs:
             return np.empty(0, dtype=POSTING)
-        arr = np.frombuffer(b"".join(bytes(b) for (b,) in blobs), dtype=POSTING)
-        if len(blobs) > 1:
-            _, first = np.unique(arr["key"], return_index=True)
-            arr = arr[np.sort(first)]
-        return arr
+        data = bytes(blobs[0][0]) if len(blobs) == 1 else b"".join(bytes(b) for (b,) in blobs)
+        return np.frombuffer(data, dtype=POSTING)
 
     def close(self) -> None:
         """Close the file; idempotent."""
