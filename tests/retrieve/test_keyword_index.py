@@ -167,3 +167,24 @@ def test_an_unknown_term_scores_nothing(tmp_path: Path, field: str) -> None:
     reader = TermReader.open(tmp_path)
     assert len(reader.postings(field, "zzz")) == 0
     reader.close()
+
+
+def test_an_index_of_another_version_or_a_damaged_one_is_a_typed_error(tmp_path: Path) -> None:
+    import sqlite3
+
+    from ragit.contract.errors import SnapshotStoreUnavailable
+
+    writer = TermWriter.open(tmp_path)
+    writer.add([_row(_cid(1), "alpha")])
+    writer.close()
+    con = sqlite3.connect(tmp_path / TERMS_NAME)
+    con.execute("UPDATE info SET value='layout-0/terms-0' WHERE key='version'")
+    con.commit()
+    con.close()
+    for opener in (TermReader.open, TermWriter.open):
+        with pytest.raises(SnapshotStoreUnavailable, match="version"):
+            opener(tmp_path)
+    (tmp_path / TERMS_NAME).write_bytes(b"not a database" * 100)
+    for opener in (TermReader.open, TermWriter.open):
+        with pytest.raises(SnapshotStoreUnavailable, match="store-rebuild"):
+            opener(tmp_path)

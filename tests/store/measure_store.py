@@ -191,8 +191,18 @@ def measure_api(args: argparse.Namespace) -> dict[str, Any]:
             "error handling retries timeouts",
             "why did we choose Avro",
         ]
-        out["fts_top50_median_ms"] = median_ms(
-            lambda i: reader.fts_search("search_en", words[i % len(words)], 50), 30
+        from ragit.retrieve.keyword import best, bm25, snapshot_terms
+        from ragit.text.terms import en_terms, query_terms
+
+        terms = reader.terms()
+        snapshot = snapshot_terms(terms, frozenset(ids), object(), "sha")
+        out["keyword_top50_median_ms"] = median_ms(
+            lambda i: best(
+                snapshot,
+                bm25(terms, snapshot, "en", query_terms(en_terms(words[i % len(words)]))),
+                50,
+            ),
+            30,
         )
         samples = [rnd.sample(ids, 50) for _ in range(30)]
         out["fetch50_median_ms"] = median_ms(lambda i: reader.fetch(samples[i]), 30)

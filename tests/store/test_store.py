@@ -198,8 +198,23 @@ def test_fetch_returns_stored_chunks_without_vectors(ws: Workspace) -> None:
     assert got["c1"].token_count == 3
 
 
-def test_english_full_text_search_stems_and_ignores_case(ws: Workspace) -> None:
-    """Implementation choice: search_en uses lowercase + english stemmer (measured helpful)."""
+def keyword_search(
+    reader: StoreReader, field: str, text: str, k: int, ids: list[str]
+) -> list[tuple[str, float]]:
+    """BM25 of ``text`` over the chunks ``ids`` (a snapshot) through the keyword index."""
+    from ragit.retrieve.keyword import best, bm25, snapshot_terms
+    from ragit.text.terms import cjk_terms, en_terms, query_terms
+
+    terms = reader.terms()
+    st = snapshot_terms(terms, frozenset(ids), object(), "sha")
+    split = en_terms if field == "en" else cjk_terms
+    scores = bm25(terms, st, field, query_terms(split(text)))
+    position = {str(cid): i for i, cid in enumerate(st.ids)}
+    return [(cid, float(scores[position[cid]])) for cid in best(st, scores, k)]
+
+
+def test_english_keyword_search_stems_and_ignores_case(ws: Workspace) -> None:
+    """Implementation choice: English words are lower-cased and stemmed (measured helpful)."""
     write_and_publish(
         ws,
         [
@@ -209,7 +224,7 @@ def test_english_full_text_search_stems_and_ignores_case(ws: Workspace) -> None:
     )
     with StoreReader.open_latest(ws) as reader:
         for query in ("LOCKS", "commit", "journaling writers"):
-            hits = reader.fts_search("search_en", query, 5)
+            hits = keyword_search(reader, "en", query, 5, ["lock", "other"])
             assert [h[0] for h in hits] == ["lock"], query
             assert hits[0][1] > 0
 
@@ -224,11 +239,12 @@ def test_korean_search_matches_across_particles(ws: Workspace) -> None:
             row("en", "english only"),
         ],
     )
+    ids = ["ko", "ko2", "en"]
     with StoreReader.open_latest(ws) as reader:
-        assert [h[0] for h in reader.fts_search("search_cjk", "커밋", 5)] == ["ko"]
-        assert [h[0] for h in reader.fts_search("search_cjk", "저장소가", 5)] == ["ko"]
-        assert reader.fts_search("search_cjk", "캐시를", 5)[0][0] == "ko2"
-        assert reader.fts_search("search_en", "커밋", 5) == []
+        assert [h[0] for h in keyword_search(reader, "cjk", "커밋", 5, ids)] == ["ko"]
+        assert [h[0] for h in keyword_search(reader, "cjk", "저장소가", 5, ids)] == ["ko"]
+        assert keyword_search(reader, "cjk", "캐시를", 5, ids)[0][0] == "ko2"
+        assert keyword_search(reader, "en", "커밋", 5, ids) == []
 
 
 SYNTAX_QUERIES = [
@@ -262,17 +278,17 @@ SYNTAX_QUERIES = [
 ]
 
 
-def test_full_text_query_syntax_characters_never_raise(ws: Workspace) -> None:
-    """Implementation choice: any query text is safe; match_string never parses syntax."""
+def test_keyword_query_syntax_characters_never_raise(ws: Workspace) -> None:
+    """Implementation choice: any query text is safe; nothing parses query syntax."""
     write_and_publish(ws, [row("lock", "the writer lock (C++ edition) AND more")])
     with StoreReader.open_latest(ws) as reader:
         for query in SYNTAX_QUERIES:
-            for field in ("search_en", "search_cjk"):
-                hits = reader.fts_search(field, query, 5)  # type: ignore[arg-type]
+            for field in ("en", "cjk"):
+                hits = keyword_search(reader, field, query, 5, ["lock"])
                 assert all(cid == "lock" for cid, _ in hits), (query, field)
-        assert [h[0] for h in reader.fts_search("search_en", "\x00lock", 5)] == ["lock"]
-        assert [h[0] for h in reader.fts_search("search_en", "lock\ud800", 5)] == ["lock"]
-        assert reader.fts_search("search_en", "\t\n", 5) == []
+        assert [h[0] for h in keyword_search(reader, "en", "\x00lock", 5, ["lock"])] == ["lock"]
+        assert [h[0] for h in keyword_search(reader, "en", "lock\ud800", 5, ["lock"])] == ["lock"]
+        assert keyword_search(reader, "en", "\t\n", 5, ["lock"]) == []
 
 
 def test_reads_leave_every_ragit_file_untouched_even_when_recreating_the_copy(
@@ -282,7 +298,7 @@ def test_reads_leave_every_ragit_file_untouched_even_when_recreating_the_copy(
     meta = write_and_publish(ws, rows("a", 30))
     before = tree_state(ws.ragit_dir)
     with StoreReader.open_latest(ws) as reader:
-        assert reader.fts_search("search_en", "body", 3)
+        assert keyword_search(reader, "en", "body", 3, [f"a-{i:05d}" for i in range(30)])
     shutil.rmtree(copies_root(ws))
     with StoreReader.open_latest(ws) as reader:  # re-creates the copy from .ragit/store
         assert reader.generation == meta.generation

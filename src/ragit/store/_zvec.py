@@ -6,14 +6,11 @@ One collection, ``chunks``, one row per unique chunk id. Its schema (measured on
 ========================  ==========================================================
 ``chunk_id``              the zvec primary key (document id), a string
 ``text``                  STRING, no index — the display text, returned by fetch
-``search_en``             STRING, FTS: tokenizer ``standard``, filters ``lowercase`` +
-                          ``stemmer`` (Snowball english). On the original's retrieval
-                          benchmark the stemmer lifts BM25-only nDCG@10 of the English
-                          queries from 0.895 to 0.972 and costs nothing measurable.
-``search_cjk``            STRING, FTS: tokenizer ``ngram`` (bigrams, ``token_chars``
-                          letter+digit so no gram spans a space). Korean particles make
-                          whole-word tokens useless ("커밋을" never equals "커밋");
-                          bigrams match across them.
+``search_en``             STRING, no index — the text the keyword index
+                          (:mod:`ragit.store.terms`) splits into words; kept so the index
+                          can be rebuilt from the rows
+``search_cjk``            STRING, no index — the CJK runs the keyword index splits into
+                          bigrams
 ``section_title``         STRING, no index
 ``heading_path``          STRING, no index
 ``token_count``           INT32, no index
@@ -25,11 +22,14 @@ completeness is 0 and queries are brute force anyway); ``optimize`` costs 6.0 s 
 m=50/ef=500 and 1.5 s at m=16/ef=100, while an exact FLAT query over 17.8k x 256 takes ~1 ms.
 FLAT is exact (no recall loss) and adds no build time.
 
+No zvec full-text index: its BM25 statistics are per segment of the whole store (so a
+snapshot's scores moved as other commits were indexed), and building it was half of a full
+ingest. Stores created before carry FTS indexes on the two search fields; nothing reads them,
+and rows insert the same way into both.
+
 Facts this module relies on (zvec 0.8.0): vector search returns cosine *distance* in
 ``Doc.score`` (smaller is closer; a zero vector has distance 1); one insert batch holds at
-most 1,024 docs; ``topk`` is capped at 100,000; FTS ``match_string`` tokenizes its input and
-never parses query syntax (quotes, ``+``, ``-``, ``*``, ``:`` are harmless) but a lone
-surrogate raises ``TypeError`` and a whitespace-only string raises ``ValueError``; a read-only
+most 1,024 docs; ``topk`` is capped at 100,000; a read-only
 open rewrites the ``*.proxima`` file (mtime every time); zvec's console logger writes to
 *stdout*, so its log goes to a per-process file in the user cache instead (level from
 ``RAGIT_ZVEC_LOG``, default ``error``) and is summarised on stderr at exit — a count and the
@@ -43,14 +43,13 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import json
 import os
 import re
 import sys
 from array import array
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from ragit.contract.errors import SnapshotStoreUnavailable
 from ragit.store.rows import ChunkRow, StoredChunk
@@ -59,13 +58,10 @@ MAX_BATCH = 1024
 MAX_TOPK = 100_000
 COLLECTION_NAME = "chunks"
 VECTOR_FIELD = "emb"
-FtsField = Literal["search_en", "search_cjk"]
 
 _STORED_FIELDS = ["text", "section_title", "heading_path", "token_count"]
 _SEARCH_FIELDS = ["search_en", "search_cjk"]
 _lib: Any = None
-# Lone surrogates cannot cross into zvec; C0/C1 controls only add noise to a query.
-_UNSAFE = re.compile(r"[\ud800-\udfff\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 
 def _zv() -> Any:
@@ -190,20 +186,12 @@ def _fail(
 
 def _schema(dimensions: int) -> Any:
     zv = _zv()
-    fts_en = zv.FtsIndexParam(tokenizer_name="standard", filters=["lowercase", "stemmer"])
-    fts_cjk = zv.FtsIndexParam(
-        tokenizer_name="ngram",
-        filters=["lowercase"],
-        extra_params=json.dumps(
-            {"ngram_min": 2, "ngram_max": 2, "token_chars": ["letter", "digit"]}
-        ),
-    )
     return zv.CollectionSchema(
         COLLECTION_NAME,
         fields=[
             zv.FieldSchema("text", zv.DataType.STRING),
-            zv.FieldSchema("search_en", zv.DataType.STRING, index_param=fts_en),
-            zv.FieldSchema("search_cjk", zv.DataType.STRING, index_param=fts_cjk),
+            zv.FieldSchema("search_en", zv.DataType.STRING),
+            zv.FieldSchema("search_cjk", zv.DataType.STRING),
             zv.FieldSchema("section_title", zv.DataType.STRING),
             zv.FieldSchema("heading_path", zv.DataType.STRING),
             zv.FieldSchema("token_count", zv.DataType.INT32),
@@ -217,11 +205,6 @@ def _schema(dimensions: int) -> Any:
             )
         ],
     )
-
-
-def sanitize_query(text: str) -> str:
-    """The query text zvec accepts: no lone surrogate, no control character, trimmed."""
-    return _UNSAFE.sub(" ", text).strip()
 
 
 def _as_list(vector: Sequence[float]) -> Any:
@@ -464,17 +447,4 @@ class Collection:
             )
         except Exception as exc:
             raise _fail("vector search", exc, detail=False) from exc
-        return [(str(d.id), float(d.score)) for d in docs]
-
-    def fts_search(self, field: FtsField, text: str, topk: int) -> list[tuple[str, float]]:
-        """BM25 matches of ``text`` (already sanitized, non-empty) in ``field``, best first."""
-        zv = _zv()
-        try:
-            docs = self._c.query(
-                zv.Query(field_name=field, fts=zv.Fts(match_string=text)),
-                topk=min(topk, MAX_TOPK),
-                output_fields=[],
-            )
-        except Exception as exc:
-            raise _fail("full-text search", exc, detail=False) from exc
         return [(str(d.id), float(d.score)) for d in docs]

@@ -25,10 +25,10 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any, get_args
+from typing import Any
 
 from ragit.contract.errors import SnapshotStoreUnavailable, StoreReadBusy
-from ragit.store._zvec import MAX_TOPK, Collection, FtsField, sanitize_query
+from ragit.store._zvec import MAX_TOPK, Collection
 from ragit.store.copies import canonical_path, copy_path, make_copy
 from ragit.store.lock import inspect_lock
 from ragit.store.meta import StoreMeta, read_meta
@@ -37,7 +37,6 @@ from ragit.store.terms import TermReader
 from ragit.workspace import Workspace
 
 POLL_SECONDS = 0.025
-_FTS_FIELDS = get_args(FtsField)
 
 
 def _check_topk(topk: int) -> int:
@@ -181,25 +180,6 @@ class StoreReader:
             (cid, min(1.0, max(0.0, 1.0 - dist))) for cid, dist in self._c.vector_search(vector, k)
         ]
         return sorted(hits, key=lambda h: (-h[1], h[0]))
-
-    def fts_search(self, field: FtsField, text: str, topk: int) -> list[tuple[str, float]]:
-        """BM25 full-text matches as ``(chunk_id, raw BM25 score)``, best first, ties by id.
-
-        Any text is accepted: quotes, ``+ - * : ( )`` are plain characters to zvec's
-        match-string tokenizer, and control characters and lone surrogates are replaced by
-        spaces first; a query with nothing left returns no hits.
-
-        Raises:
-            ValueError: unknown ``field`` or a bad ``topk``.
-            SnapshotStoreUnavailable: zvec failed.
-        """
-        if field not in _FTS_FIELDS:
-            raise ValueError(f"field must be one of {_FTS_FIELDS}")
-        k = _check_topk(topk)
-        query = sanitize_query(text)
-        if not query:
-            return []
-        return sorted(self._c.fts_search(field, query, k), key=lambda h: (-h[1], h[0]))
 
     def terms(self) -> TermReader:
         """The copy's keyword index (opened on first use).

@@ -12,7 +12,8 @@ One SQLite file, ``ragit-terms.sqlite``, *inside* the collection directory
 carries it with the rows it describes (zvec 0.8 ignores files it does not know):
 
 ``info(key, value)``
-    ``version`` (:data:`ragit.text.terms.TERMS_VERSION`), ``seq`` (the last block number).
+    ``version`` (:data:`VERSION`: this layout and :data:`ragit.text.terms.TERMS_VERSION`),
+    ``seq`` (the last block number).
 ``chunk(ord INTEGER PRIMARY KEY, key UNIQUE, len_en, len_cjk, live)``
     One row per chunk ever indexed: a small ordinal local to this file, its key (the
     16-hex-digit chunk id as a signed 64-bit integer), its length in terms per field, and
@@ -51,6 +52,9 @@ from ragit.store.rows import ChunkRow
 from ragit.text.terms import TERMS_VERSION, cjk_terms, en_terms
 
 TERMS_NAME = "ragit-terms.sqlite"
+# The file's layout; with the term rules it makes the version an index records.
+LAYOUT = 1
+VERSION = f"layout-{LAYOUT}/{TERMS_VERSION}"
 FIELDS = ("en", "cjk")
 MERGE_BLOCKS = 8
 POSTING = np.dtype([("ord", "<u4"), ("tf", "<u2")])
@@ -130,12 +134,12 @@ class TermWriter:
             con.executescript(_SCHEMA)
             row = con.execute("SELECT value FROM info WHERE key='version'").fetchone()
             if row is None:
-                con.execute("INSERT INTO info VALUES('version', ?)", (TERMS_VERSION,))
-            elif row[0] != TERMS_VERSION:
+                con.execute("INSERT INTO info VALUES('version', ?)", (VERSION,))
+            elif row[0] != VERSION:
                 con.close()
                 raise _unavailable(
-                    f"the store's keyword index was built under term rules {row[0]!r}, "
-                    f"this RAGit uses {TERMS_VERSION!r}"
+                    f"the store's keyword index is version {row[0]!r}, this RAGit writes "
+                    f"{VERSION!r}"
                 )
         except sqlite3.Error as exc:
             raise _unavailable(f"cannot open the store's keyword index ({exc})") from exc
@@ -299,20 +303,18 @@ class TermReader:
             row = con.execute("SELECT value FROM info WHERE key='version'").fetchone()
         except sqlite3.Error as exc:
             raise _unavailable(f"cannot read the store's keyword index ({exc})") from exc
-        if row is None or row[0] != TERMS_VERSION:
+        if row is None or row[0] != VERSION:
             con.close()
             raise _unavailable(
-                f"the store's keyword index follows term rules {row[0] if row else None!r}, "
-                f"this RAGit uses {TERMS_VERSION!r}"
+                f"the store's keyword index is version {row[0] if row else None!r}, this "
+                f"RAGit reads {VERSION!r}"
             )
         return cls(con, path)
 
     def chunks(self) -> Chunks:
         """Every indexed chunk (read once)."""
         if self._chunks is None:
-            rows = self._con.execute(
-                "SELECT key, ord, len_en, len_cjk, live FROM chunk ORDER BY key"
-            ).fetchall()
+            rows = self._read("SELECT key, ord, len_en, len_cjk, live FROM chunk ORDER BY key", ())
             table = np.array(rows, dtype=np.int64).reshape(-1, 5)
             self._chunks = Chunks(
                 keys=table[:, 0].copy(),
@@ -332,14 +334,20 @@ class TermReader:
     def postings(self, field: str, term: str) -> Any:
         """The postings of ``term`` in ``field``: a structured array of ``ord``/``tf``, one
         entry per chunk ever indexed with the term."""
-        blobs = self._con.execute(
+        blobs = self._read(
             "SELECT data FROM block WHERE field=? AND term=? ORDER BY seq",
             (FIELDS.index(field), term),
-        ).fetchall()
+        )
         if not blobs:
             return np.empty(0, dtype=POSTING)
         data = bytes(blobs[0][0]) if len(blobs) == 1 else b"".join(bytes(b) for (b,) in blobs)
         return np.frombuffer(data, dtype=POSTING)
+
+    def _read(self, sql: str, args: tuple[Any, ...]) -> list[Any]:
+        try:
+            return self._con.execute(sql, args).fetchall()
+        except sqlite3.Error as exc:
+            raise _unavailable(f"cannot read the store's keyword index ({exc})") from exc
 
     def close(self) -> None:
         """Close the file; idempotent."""
