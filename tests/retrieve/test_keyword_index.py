@@ -101,7 +101,7 @@ def test_bm25_depends_only_on_the_snapshot(tmp_path: Path) -> None:
     def scores(root: Path) -> list[tuple[str, float]]:
         reader = TermReader.open(root)
         st = snapshot_terms(reader, frozenset(docs), object(), "sha")
-        s = bm25(reader, st, "en", query_terms(en_terms("writer lock store")))
+        s, _ = bm25(reader, st, "en", query_terms(en_terms("writer lock store")))
         ranked = best(st, s, 5)
         out = [(cid, s[list(st.ids).index(cid)]) for cid in ranked]
         reader.close()
@@ -188,3 +188,25 @@ def test_an_index_of_another_version_or_a_damaged_one_is_a_typed_error(tmp_path:
     for opener in (TermReader.open, TermWriter.open):
         with pytest.raises(SnapshotStoreUnavailable, match="store-rebuild"):
             opener(tmp_path)
+
+
+def test_weak_evidence_needs_both_signals_weak() -> None:
+    from ragit.retrieve.engine import Hit
+    from ragit.retrieve.query import assess_evidence
+
+    def hit(coverage: float, cosine: float | None) -> Hit:
+        raw: dict[str, object] = {"coverage": coverage, "keyword": {}}
+        if cosine is not None:
+            raw["vector"] = {"cosine": cosine, "max": cosine}
+        return Hit(
+            "c", "d", "v", "p", "adr", "s", "h", "t", 1, 0.0, 0.0, 0.0, 1.0, 1.0, 0.2,
+            "hybrid", 0.3, raw=raw,
+        )  # fmt: skip
+
+    assert assess_evidence([])["weak"]
+    assert assess_evidence([hit(0.0, 0.9)])["weak"]  # none of the question's words
+    assert assess_evidence([hit(0.2, 0.1)])["weak"]
+    assert not assess_evidence([hit(0.2, 0.1), hit(0.2, 0.4)])["weak"]  # one close hit
+    assert not assess_evidence([hit(0.5, 0.1)])["weak"]
+    assert assess_evidence([hit(0.2, None)])["weak"]  # keyword mode
+    assert assess_evidence([hit(0.5, None)]) == {"weak": False, "coverage": 0.5, "cosine": None}

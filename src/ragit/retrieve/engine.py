@@ -85,6 +85,10 @@ class Hit:
     authority: str = "promoted_durable"
     confidence: float | None = 1.0
     citation: dict[str, Any] = field(default_factory=dict)
+    # What the [0, 1] scores were made from (``--explain``'s ``raw``): the raw cosine and BM25
+    # per field, the maxima they were divided by, the field weights, and ``coverage`` — the
+    # share of the question's idf the chunk holds (its keyword evidence, not relative to others).
+    raw: dict[str, Any] = field(default_factory=dict)
 
     def sort_key(self) -> tuple[float, str, str, str, str]:
         return (
@@ -257,14 +261,14 @@ def retrieve_durable(
     # Each signal nominates its best chunks of the snapshot; every candidate then gets its
     # exact score from both (BM25 of the whole snapshot is at hand, cosines are fetched).
     nominate = max(want * 4, 64)
-    keyword_scores: list[Any] = []
+    keyword_scores: list[tuple[Any, Any]] = []
     candidates: set[str] = set()
     if en_query or cjk_query:
         terms = reader.terms()
         st = snapshot_terms(terms, allowed, manifest, snapshot_sha)
         for field_name, query in (("en", en_query), ("cjk", cjk_query)):
-            scores = bm25(terms, st, field_name, query)
-            keyword_scores.append(scores)
+            scores, covered = bm25(terms, st, field_name, query)
+            keyword_scores.append((scores, covered))
             candidates.update(best(st, scores, nominate))
     vec_hits: dict[str, float] = {}
     if question_vector is not None and alpha > 0:
@@ -276,9 +280,14 @@ def retrieve_durable(
         return []
     bm25_en: dict[str, float] = {}
     bm25_cjk: dict[str, float] = {}
+    cov_en: dict[str, float] = {}
+    cov_cjk: dict[str, float] = {}
     if keyword_scores:
-        bm25_en = score_of(st, keyword_scores[0], candidates)
-        bm25_cjk = score_of(st, keyword_scores[1], candidates)
+        bm25_en = score_of(st, keyword_scores[0][0], candidates)
+        bm25_cjk = score_of(st, keyword_scores[1][0], candidates)
+        cov_en = score_of(st, keyword_scores[0][1], candidates)
+        cov_cjk = score_of(st, keyword_scores[1][1], candidates)
+    raw_cosine: dict[str, float] = {}
     owners = chunk_owners(manifest, candidates)
     if question_vector is not None and alpha > 0:
         missing = [cid for cid in candidates if cid not in vec_hits]
@@ -287,6 +296,7 @@ def retrieve_durable(
             q_norm = _norm(question_vector)
             for cid, vec in vectors.items():
                 vec_hits[cid] = _cosine(question_vector, vec, q_norm)
+        raw_cosine = dict(vec_hits)
     max_en = max(bm25_en.values(), default=0.0)
     max_cjk = max(bm25_cjk.values(), default=0.0)
     max_vec = max(vec_hits.values(), default=0.0)
@@ -297,9 +307,29 @@ def retrieve_durable(
     absent = [cid for cid in candidates if cid not in stored]
     if absent:
         raise _missing_chunks(snapshot_sha, reader, len(absent), len(candidates))
+    w_total = w_en + w_cjk
+    field_weights = {
+        "en": (w_en if max_en > 0 else 0.0) / w_sum if w_sum else 0.0,
+        "cjk": (w_cjk if max_cjk > 0 else 0.0) / w_sum if w_sum else 0.0,
+    }
     hits: list[Hit] = []
     for cid in candidates:
         chunk = stored[cid]
+        coverage = (
+            (w_en * cov_en.get(cid, 0.0) + w_cjk * cov_cjk.get(cid, 0.0)) / w_total
+            if w_total
+            else 0.0
+        )
+        raw: dict[str, Any] = {
+            "keyword": {
+                "bm25": {"en": bm25_en.get(cid, 0.0), "cjk": bm25_cjk.get(cid, 0.0)},
+                "max": {"en": max_en, "cjk": max_cjk},
+                "fieldWeights": field_weights,
+            },
+            "coverage": coverage,
+        }
+        if raw_cosine:
+            raw["vector"] = {"cosine": raw_cosine.get(cid, 0.0), "max": max_vec}
         n_en = bm25_en.get(cid, 0.0) / max_en if max_en > 0 else 0.0
         n_cjk = bm25_cjk.get(cid, 0.0) / max_cjk if max_cjk > 0 else 0.0
         keyword = (
@@ -343,6 +373,7 @@ def retrieve_durable(
                     mode=mode,
                     alpha=a,
                     citation=document_citation(cid, doc.version_id, snapshot_sha),
+                    raw=raw,
                 )
             )
     hits.sort(key=Hit.sort_key)
@@ -375,7 +406,10 @@ def _ngram_similarities(question: str, stored: dict[str, Any]) -> dict[str, floa
 
 
 def breakdown(hit: Hit) -> dict[str, Any]:
-    """``scoreBreakdown`` of contract §7 / UR §10.4 (rounded on output by the view)."""
+    """``scoreBreakdown`` of contract §7 / UR §10.4 (rounded on output by the view), plus
+    ``raw`` (an addition the contract's open object allows): what the [0, 1] scores were made
+    of — raw cosine and BM25 per field, the maxima they were divided by, the field weights,
+    and the chunk's keyword ``coverage`` of the question."""
     a = hit.alpha if hit.mode == "hybrid" else 0.0
     kw_weight = 1.0 - a
     return {
@@ -408,4 +442,5 @@ def breakdown(hit: Hit) -> dict[str, Any]:
             "contribution": W_RECENCY * hit.recency_weight,
         },
         "final": hit.score_final,
+        **({"raw": hit.raw} if hit.raw else {}),
     }

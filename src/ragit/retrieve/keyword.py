@@ -94,30 +94,35 @@ def snapshot_terms(
     return st
 
 
-def bm25(terms: TermReader, st: SnapshotTerms, field: str, query: list[tuple[str, int]]) -> Any:
+def bm25(
+    terms: TermReader, st: SnapshotTerms, field: str, query: list[tuple[str, int]]
+) -> tuple[Any, Any]:
     """BM25 of every chunk of the snapshot for ``query`` (distinct terms with their count in
-    the question, in order) in ``field``: a float64 array aligned with ``st.ids`` (0 where
-    no term matches)."""
+    the question, in order) in ``field``, and each chunk's *coverage*: the share of the
+    question's idf (its information, asked terms weighed by how often they are asked) that
+    the chunk holds. Two float64 arrays aligned with ``st.ids`` (0 where no term matches)."""
     n = st.n
     scores = np.zeros(n, dtype=np.float64)
+    covered = np.zeros(n, dtype=np.float64)
     if not query or n == 0:
-        return scores
+        return scores, covered
+    total = 0.0
     avgdl = st.avgdl[field] or 1.0
     norm = K1 * (1.0 - B + B * st.lengths[field] / avgdl)
     for term, asked in query:
         post = terms.postings(field, term)
-        if len(post) == 0:
-            continue
-        where = st.slot[post["ord"]]
+        where = st.slot[post["ord"]] if len(post) else np.empty(0, dtype=np.int64)
         inside = where >= 0
-        if not inside.any():
-            continue
         where = where[inside]
-        tf = post["tf"][inside].astype(np.float64)
         df = len(where)
         idf = asked * float(np.log1p((n - df + 0.5) / (df + 0.5)))
+        total += idf
+        if df == 0:
+            continue
+        tf = post["tf"][inside].astype(np.float64)
         scores[where] += idf * tf * (K1 + 1.0) / (tf + norm[where])
-    return scores
+        covered[where] += idf
+    return scores, (covered / total if total > 0 else covered)
 
 
 def best(st: SnapshotTerms, scores: Any, want: int) -> list[str]:
