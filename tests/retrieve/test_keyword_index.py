@@ -101,7 +101,7 @@ def test_bm25_depends_only_on_the_snapshot(tmp_path: Path) -> None:
     def scores(root: Path) -> list[tuple[str, float]]:
         reader = TermReader.open(root)
         st = snapshot_terms(reader, frozenset(docs), object(), "sha")
-        s, _ = bm25(reader, st, "en", query_terms(en_terms("writer lock store")))
+        s = bm25(reader, st, "en", query_terms(en_terms("writer lock store"))).chunk
         ranked = best(st, s, 5)
         out = [(cid, s[list(st.ids).index(cid)]) for cid in ranked]
         reader.close()
@@ -210,3 +210,28 @@ def test_weak_evidence_needs_both_signals_weak() -> None:
     assert not assess_evidence([hit(0.5, 0.1)])["weak"]
     assert assess_evidence([hit(0.2, None)])["weak"]  # keyword mode
     assert assess_evidence([hit(0.5, None)]) == {"weak": False, "coverage": 0.5, "cosine": None}
+
+
+def test_a_document_scores_its_chunks_together(tmp_path: Path) -> None:
+    """Document-level BM25: a document whose chunks hold the question between them scores
+    above one that holds part of it, and each chunk carries its document's score."""
+    writer = TermWriter.open(tmp_path)
+    writer.add(
+        [
+            _row(_cid(1), "alpha filler"),
+            _row(_cid(2), "beta filler"),
+            _row(_cid(3), "alpha gamma"),
+            _row(_cid(4), "delta"),
+        ]
+    )
+    writer.close()
+    reader = TermReader.open(tmp_path)
+    documents = [[_cid(1), _cid(2)], [_cid(3)], [_cid(4)]]
+    st = snapshot_terms(reader, frozenset(_cid(n) for n in range(1, 5)), object(), "sha", documents)
+    ks = bm25(reader, st, "en", query_terms(en_terms("alpha beta")))
+    at = {str(cid): i for i, cid in enumerate(st.ids)}
+    doc = {n: float(ks.document[at[_cid(n)]]) for n in range(1, 5)}
+    assert doc[1] == doc[2] > doc[3] > doc[4] == 0.0
+    chunk = {n: float(ks.chunk[at[_cid(n)]]) for n in range(1, 5)}
+    assert chunk[4] == 0.0 and chunk[1] > 0 and chunk[2] > 0
+    reader.close()

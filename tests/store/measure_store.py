@@ -199,7 +199,7 @@ def measure_api(args: argparse.Namespace) -> dict[str, Any]:
         out["keyword_top50_median_ms"] = median_ms(
             lambda i: best(
                 snapshot,
-                bm25(terms, snapshot, "en", query_terms(en_terms(words[i % len(words)])))[0],
+                bm25(terms, snapshot, "en", query_terms(en_terms(words[i % len(words)]))).chunk,
                 50,
             ),
             30,

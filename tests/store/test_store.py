@@ -208,7 +208,7 @@ def keyword_search(
     terms = reader.terms()
     st = snapshot_terms(terms, frozenset(ids), object(), "sha")
     split = en_terms if field == "en" else cjk_terms
-    scores, _ = bm25(terms, st, field, query_terms(split(text)))
+    scores = bm25(terms, st, field, query_terms(split(text))).chunk
     position = {str(cid): i for i, cid in enumerate(st.ids)}
     return [(cid, float(scores[position[cid]])) for cid in best(st, scores, k)]
 

@@ -20,6 +20,7 @@ changed is only where the statistics come from. Ties at the cut are broken by ch
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,6 +41,11 @@ class SnapshotTerms:
     slot: Any  # int64 by index ordinal: the chunk's position in ``ids``, or -1 (not in it)
     lengths: dict[str, Any]  # field -> float64 lengths aligned with ``ids``
     avgdl: dict[str, float]
+    # Documents: (document, chunk) pairs as two aligned arrays (document index, chunk
+    # position), and each document's length per field (the sum of its chunks').
+    pair_doc: Any = None
+    pair_slot: Any = None
+    doc_lengths: dict[str, Any] | None = None
 
     @property
     def n(self) -> int:
@@ -50,7 +56,11 @@ _CACHE: dict[tuple[int, str], tuple[Any, Any, SnapshotTerms]] = {}
 
 
 def snapshot_terms(
-    terms: TermReader, chunk_ids: frozenset[str], owner: Any, snapshot_sha: str
+    terms: TermReader,
+    chunk_ids: frozenset[str],
+    owner: Any,
+    snapshot_sha: str,
+    documents: Sequence[Sequence[str]] = (),
 ) -> SnapshotTerms:
     """The keyword statistics of a snapshot whose chunks are ``chunk_ids`` (memoized per
     ``owner`` object — the parsed manifest — and index file).
@@ -87,28 +97,64 @@ def snapshot_terms(
         "cjk": index.len_cjk[pos].astype(np.float64),
     }
     avgdl = {f: (float(v.sum()) / len(v) if len(v) else 0.0) for f, v in lengths.items()}
-    st = SnapshotTerms(ids=ids, slot=slot, lengths=lengths, avgdl=avgdl)
+    pair_doc = pair_slot = doc_lengths = None
+    if documents:
+        position = {str(cid): i for i, cid in enumerate(ids.tolist())}
+        pairs = [
+            (d, position[cid]) for d, doc in enumerate(documents) for cid in dict.fromkeys(doc)
+        ]
+        pair_doc = np.fromiter((p[0] for p in pairs), dtype=np.int64, count=len(pairs))
+        pair_slot = np.fromiter((p[1] for p in pairs), dtype=np.int64, count=len(pairs))
+        doc_lengths = {
+            f: np.bincount(pair_doc, weights=v[pair_slot], minlength=len(documents))
+            for f, v in lengths.items()
+        }
+    st = SnapshotTerms(
+        ids=ids,
+        slot=slot,
+        lengths=lengths,
+        avgdl=avgdl,
+        pair_doc=pair_doc,
+        pair_slot=pair_slot,
+        doc_lengths=doc_lengths,
+    )
     if len(_CACHE) >= 8:
         _CACHE.pop(next(iter(_CACHE)))
     _CACHE[cache_key] = (owner, terms, st)
     return st
 
 
+@dataclass(frozen=True)
+class KeywordScores:
+    """One field's keyword evidence for every chunk of a snapshot (arrays aligned with ids)."""
+
+    chunk: Any  # BM25 of the chunk
+    coverage: Any  # share of the question's idf the chunk holds
+    document: Any  # BM25 of the chunk's document (the best of its documents); zeros without
+
+
+def _okapi(tf: Any, length: Any, avgdl: float, idf: float) -> Any:
+    return idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * length / (avgdl or 1.0)))
+
+
 def bm25(
     terms: TermReader, st: SnapshotTerms, field: str, query: list[tuple[str, int]]
-) -> tuple[Any, Any]:
+) -> KeywordScores:
     """BM25 of every chunk of the snapshot for ``query`` (distinct terms with their count in
-    the question, in order) in ``field``, and each chunk's *coverage*: the share of the
-    question's idf (its information, asked terms weighed by how often they are asked) that
-    the chunk holds. Two float64 arrays aligned with ``st.ids`` (0 where no term matches)."""
+    the question, in order) in ``field``; each chunk's *coverage*: the share of the question's
+    idf (its information, asked terms weighed by how often they are asked) that the chunk
+    holds; and, when the snapshot's documents are known, the BM25 of each chunk's document —
+    term counts and lengths summed over its chunks, frequencies counted in documents."""
     n = st.n
     scores = np.zeros(n, dtype=np.float64)
     covered = np.zeros(n, dtype=np.float64)
+    doc_of_chunk = np.zeros(n, dtype=np.float64)
     if not query or n == 0:
-        return scores, covered
+        return KeywordScores(scores, covered, doc_of_chunk)
+    documents = st.doc_lengths[field] if st.doc_lengths is not None else None
+    doc_scores = np.zeros(len(documents), dtype=np.float64) if documents is not None else None
+    avg_doc = float(documents.mean()) if documents is not None and len(documents) else 0.0
     total = 0.0
-    avgdl = st.avgdl[field] or 1.0
-    norm = K1 * (1.0 - B + B * st.lengths[field] / avgdl)
     for term, asked in query:
         post = terms.postings(field, term)
         where = st.slot[post["ord"]] if len(post) else np.empty(0, dtype=np.int64)
@@ -120,9 +166,20 @@ def bm25(
         if df == 0:
             continue
         tf = post["tf"][inside].astype(np.float64)
-        scores[where] += idf * tf * (K1 + 1.0) / (tf + norm[where])
+        scores[where] += _okapi(tf, st.lengths[field][where], st.avgdl[field], idf)
         covered[where] += idf
-    return scores, (covered / total if total > 0 else covered)
+        if doc_scores is not None and documents is not None:
+            chunk_tf = np.zeros(n, dtype=np.float64)
+            chunk_tf[where] = tf
+            doc_tf = np.bincount(
+                st.pair_doc, weights=chunk_tf[st.pair_slot], minlength=len(doc_scores)
+            )
+            held = np.flatnonzero(doc_tf)
+            d_idf = asked * float(np.log1p((len(doc_scores) - len(held) + 0.5) / (len(held) + 0.5)))
+            doc_scores[held] += _okapi(doc_tf[held], documents[held], avg_doc, d_idf)
+    if doc_scores is not None:
+        np.maximum.at(doc_of_chunk, st.pair_slot, doc_scores[st.pair_doc])
+    return KeywordScores(scores, covered / total if total > 0 else covered, doc_of_chunk)
 
 
 def best(st: SnapshotTerms, scores: Any, want: int) -> list[str]:
