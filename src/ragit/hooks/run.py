@@ -100,7 +100,7 @@ def _ingest_once(hook: str, root: Path, extra: dict[str, Any]) -> dict[str, Any]
     while True:
         try:
             cfg = load_config(ws)
-            data = run_ingest(ws, cfg, IngestRequest(), lambda _m: None)
+            data = run_ingest(ws, cfg, IngestRequest(committed_only=True), lambda _m: None)
         except StoreWriteBusy:
             if time.monotonic() < deadline:
                 time.sleep(BUSY_POLL_SECONDS)  # background job: waiting for the writer is the point
@@ -142,6 +142,7 @@ def _ingest_once(hook: str, root: Path, extra: dict[str, Any]) -> dict[str, Any]
             processed=data["processed"],
             reused=data["reused"],
             noop=data["noop"],
+            **({"warnings": data["warnings"]} if data.get("warnings") else {}),
             **extra,
         )
         return data

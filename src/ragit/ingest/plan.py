@@ -261,7 +261,13 @@ def plan_ingest(
     dirty: list[str] = []
     if target_is_head:
         dirty = sorted(p for p, _state in git.dirty_paths().items() if selected(p))
-        if dirty:
+        if dirty and req.committed_only:
+            shown = ", ".join(dirty[:10]) + (", …" if len(dirty) > 10 else "")
+            warnings.append(
+                f"{len(dirty)} document(s) have uncommitted changes that this snapshot does not "
+                f"include (it indexes the commit): {shown}"
+            )
+        elif dirty:
             block(IngestCandidatesDirty(dirty))
 
     admission = AdmissionSummary(mode=cfg.security.admission_mode)

@@ -13,7 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ragit.contract.errors import RepositoryStateChanged, SnapshotNotIndexed
+from ragit.contract.errors import (
+    RepositoryStateChanged,
+    SnapshotIngestRunning,
+    SnapshotNotIndexed,
+)
 from ragit.snapshot._git import GitRepo, HeadInfo
 from ragit.snapshot.manifest import Manifest, load_manifest, manifest_exists
 from ragit.workspace import Workspace
@@ -92,6 +96,23 @@ def _fault(phase: str) -> None:
     reach(phase)
 
 
+def ingest_running(ws: Workspace, sha: str) -> dict[str, Any] | None:
+    """The owner of a live writer lock taken by an ingest of exactly ``sha``, else ``None``.
+
+    Read-only (the owner record of :mod:`ragit.store.lock`, read through the lock primitive):
+    a hook's background ingest seconds after a commit is the common case.
+    """
+    from ragit import _lock
+
+    info = _lock.inspect(ws.lock_path)
+    owner = info.owner
+    if info.state != "active" or owner is None:
+        return None
+    if owner.get("command") != "ingest" or owner.get("headSha") != sha:
+        return None
+    return owner
+
+
 def select_snapshot(ws: Workspace, git: GitRepo, at: str | None) -> Selection:
     """Resolve and load the exact snapshot for a read.
 
@@ -113,7 +134,10 @@ def select_snapshot(ws: Workspace, git: GitRepo, at: str | None) -> Selection:
         attempts += 1
         before = git.head()
         if before.sha is None:
-            raise SnapshotNotIndexed(None)
+            unborn = SnapshotNotIndexed(None)
+            if not ws.is_initialized():
+                unborn.human_next = "ragit init --yes"
+            raise unborn
         if first_head is None:
             first_head = before.sha
         manifest = _load_or_not_indexed(ws, git, before.sha, head_selected=True)
@@ -130,6 +154,9 @@ def _load_or_not_indexed(ws: Workspace, git: GitRepo, sha: str, *, head_selected
     try:
         return load_manifest(ws, sha)
     except FileNotFoundError:
+        running = ingest_running(ws, sha)
+        if running is not None:
+            raise SnapshotIngestRunning(sha, running) from None
         error = SnapshotNotIndexed(
             sha,
             nearest_indexed_ancestor=nearest_indexed_ancestor(ws, git, sha),
