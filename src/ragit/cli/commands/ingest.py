@@ -89,8 +89,8 @@ def _ingest_waiting(inv: Invocation, attempt: Callable[[], dict[str, Any]]) -> d
                 raise
             if now >= next_note:
                 inv.progress(
-                    f"waiting for the writer: {_owner_line(busy.details.get('owner'))}; "
-                    f"{waited:.0f} s of at most {timeout} s"
+                    f"wait: {waited:.0f}/{timeout} s for the writer: "
+                    f"{_owner_line(busy.details.get('owner'))}"
                 )
                 next_note = now + 10.0
             # Cheap polling of the lock file; the ingest is planned again only once it is free.
