@@ -29,6 +29,21 @@ with WriterLock.acquire(ws, command="ingest", head_sha=sys.argv[2]):
 """
 
 
+# A process that holds the hook runner's lock, as the background hook ingest does while it
+# plans (before it takes the writer lock).
+RUNNER = """
+import os, sys, time
+from pathlib import Path
+from ragit._lock import flocked
+from ragit.workspace import Workspace
+ws = Workspace(Path(sys.argv[1]))
+owner = {"token": "t", "pid": os.getpid(), "command": "hook-ingest"}
+with flocked(ws.hook_run_path, wait_s=0, owner=owner):
+    print("held", flush=True)
+    time.sleep(float(sys.argv[2]))
+"""
+
+
 def _run(args: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [*RAGIT, *args],
@@ -125,6 +140,26 @@ def test_query_while_an_ingest_of_head_runs_is_retryable(repo: Path) -> None:
         assert status["recovery"] == "ragit ingest --wait"
     finally:
         _stop(holder)
+
+
+def test_query_while_the_hook_runner_plans_head_is_retryable(repo: Path) -> None:
+    indexed = _git(repo, "rev-parse", "HEAD")
+    head = _commit_doc(repo, "late.md", "# Late\n\nA decision made late.\n")
+    runner = subprocess.Popen(
+        [sys.executable, "-c", RUNNER, str(repo), "30"], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert runner.stdout is not None and runner.stdout.readline().strip() == "held"
+        error = _json(["query", "decision"], repo)["error"]
+        assert error["code"] == "SNAPSHOT_INGEST_RUNNING", error
+        assert error["details"]["owner"]["pid"] == runner.pid
+        assert error["details"]["owner"]["command"] == "hook-ingest"
+        assert error["details"]["resolvedSha"] == head
+        # an older commit is not what the runner ingests: it stays an ordinary read
+        assert _json(["query", "decision", "--at", indexed], repo)["ok"] is True
+    finally:
+        _stop(runner)
+    assert _json(["query", "decision"], repo)["error"]["code"] == "SNAPSHOT_NOT_INDEXED"
 
 
 def test_a_writer_of_another_commit_leaves_snapshot_not_indexed(repo: Path) -> None:

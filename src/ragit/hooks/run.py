@@ -22,6 +22,7 @@ import json
 import os
 import sys
 import time
+import uuid
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -54,7 +55,16 @@ def _claim_or_request(runtime: Path, hook: str) -> contextlib.ExitStack | None:
     stack = contextlib.ExitStack()
     with flocked(runtime / GUARD_NAME):
         try:
-            stack.enter_context(flocked(runtime / RUN_NAME, wait_s=0))
+            owner = {
+                "token": uuid.uuid4().hex,
+                "pid": os.getpid(),
+                "command": "hook-ingest",
+                "hook": hook,
+                "startedAt": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            }
+            # Not 0: a reader's shared probe (ragit.snapshot.selection.ingest_running) may
+            # hold the file for an instant; a running runner holds it for seconds.
+            stack.enter_context(flocked(runtime / RUN_NAME, wait_s=0.2, owner=owner))
         except TimeoutError:
             with (runtime / PENDING_NAME).open("a", encoding="utf-8") as pending:
                 pending.write(hook + "\n")

@@ -42,7 +42,7 @@ def _snapshot_block(ws: Workspace, git: GitRepo, dirty: dict[str, str]) -> dict[
         manifest = load_manifest(ws, head.sha)
     except FileNotFoundError:
         block["reason"] = "no manifest for HEAD"
-        running = ingest_running(ws, head.sha)
+        running = ingest_running(ws, head.sha, is_head=True)
         if running is not None:
             block["reason"] = (
                 f"no manifest for HEAD yet: an ingest of it is running (pid {running.get('pid')}, "

@@ -96,21 +96,29 @@ def _fault(phase: str) -> None:
     reach(phase)
 
 
-def ingest_running(ws: Workspace, sha: str) -> dict[str, Any] | None:
-    """The owner of a live writer lock taken by an ingest of exactly ``sha``, else ``None``.
+def ingest_running(ws: Workspace, sha: str, *, is_head: bool) -> dict[str, Any] | None:
+    """Who is indexing ``sha`` right now, else ``None``: a live writer lock taken by an ingest
+    of exactly ``sha``, or, when ``sha`` is HEAD, the worktree's hook runner (it always ingests
+    the newest HEAD; while it plans it holds no writer lock yet).
 
-    Read-only (the owner record of :mod:`ragit.store.lock`, read through the lock primitive):
-    a hook's background ingest seconds after a commit is the common case.
+    Read-only: owner records read through the lock primitive, a non-blocking ``flock`` probe.
     """
     from ragit import _lock
 
     info = _lock.inspect(ws.lock_path)
     owner = info.owner
-    if info.state != "active" or owner is None:
-        return None
-    if owner.get("command") != "ingest" or owner.get("headSha") != sha:
-        return None
-    return owner
+    if (
+        info.state == "active"
+        and owner is not None
+        and owner.get("command") == "ingest"
+        and owner.get("headSha") == sha
+    ):
+        return owner
+    if is_head:
+        runner = _lock.inspect_flocked(ws.hook_run_path)
+        if runner.state == "active":
+            return {**(runner.owner or {"command": "hook-ingest"}), "headSha": sha}
+    return None
 
 
 def select_snapshot(ws: Workspace, git: GitRepo, at: str | None) -> Selection:
@@ -154,7 +162,7 @@ def _load_or_not_indexed(ws: Workspace, git: GitRepo, sha: str, *, head_selected
     try:
         return load_manifest(ws, sha)
     except FileNotFoundError:
-        running = ingest_running(ws, sha)
+        running = ingest_running(ws, sha, is_head=head_selected or sha == git.head().sha)
         if running is not None:
             raise SnapshotIngestRunning(sha, running) from None
         error = SnapshotNotIndexed(
