@@ -300,6 +300,10 @@ def test_doctor_reports_a_hook_whose_interpreter_moved_and_install_repairs_it(
             + "\n",
             encoding="utf-8",
         )
+    _commit_doc(repo, "late.md", "# Late\n\nA decision made late.\n")  # the hook runs, and cannot
+    last = _json(["status"], repo)["data"]["hooks"]["lastRun"]
+    assert last["outcome"] == "failed" and last["code"] == "HOOK_INTERPRETER_MISSING"
+    assert last["recovery"] == "ragit hooks install"
     env = _json(["doctor"], repo)
     check = next(c for c in env["data"]["checks"] if c["name"] == "hooks.interpreter")
     assert check["ok"] is False and check["recovery"] == "ragit hooks install"

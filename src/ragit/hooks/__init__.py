@@ -44,12 +44,21 @@ if [ "{name}" = "post-checkout" ] && [ "$3" != "1" ]; then
     exit $status
 fi
 top=$(git rev-parse --show-toplevel 2>/dev/null) || exit $status
-if [ -x "$RAGIT_PYTHON" ] && [ -f "$top/.ragit/config.toml" ]; then
+if [ -f "$top/.ragit/config.toml" ]; then
     mkdir -p "$top/.ragit/runtime"
-    (
-        unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE GIT_PREFIX GIT_REFLOG_ACTION
-        cd "$top" && exec "$RAGIT_PYTHON" -m ragit.hooks.run {name}
-    ) </dev/null >>"$top/.ragit/runtime/hooks.log" 2>&1 &
+    if [ -x "$RAGIT_PYTHON" ]; then
+        (
+            unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE GIT_PREFIX GIT_REFLOG_ACTION
+            cd "$top" && exec "$RAGIT_PYTHON" -m ragit.hooks.run {name}
+        ) </dev/null >>"$top/.ragit/runtime/hooks.log" 2>&1 &
+    else
+        # The interpreter moved (a recreated virtualenv): say so where status looks.
+        record='{{"recordedAt": "%s", "hook": "{name}", "ok": false,'
+        record="$record"' "code": "HOOK_INTERPRETER_MISSING", "message": "%s is gone",'
+        record="$record"' "recovery": "ragit hooks install"}}\\n'
+        printf "$record" "$(date -u +%Y-%m-%dT%H:%M:%S+00:00)" "$RAGIT_PYTHON" \\
+            >>"$top/.ragit/runtime/hooks.log"
+    fi
 fi
 exit $status
 """
