@@ -62,7 +62,7 @@ def _owner_line(owner: dict[str, Any] | None) -> str:
 def _ingest_waiting(inv: Invocation, attempt: Callable[[], dict[str, Any]]) -> dict[str, Any]:
     """``attempt`` until no live writer holds the lock, bounded by ``--wait-timeout``.
 
-    Progress goes to stderr once when the wait starts and about every ten seconds after.
+    Progress (the owner, the seconds waited) goes to stderr about once a second.
 
     Raises:
         StoreWriteBusy: the writer still runs when the timeout ends.
@@ -77,24 +77,23 @@ def _ingest_waiting(inv: Invocation, attempt: Callable[[], dict[str, Any]]) -> d
         positive_int_option(raw, "waitTimeout", 3600) if raw is not None else DEFAULT_WAIT_TIMEOUT_S
     )
     start = time.monotonic()
-    next_note = start
     while True:
         try:
             return attempt()
         except StoreWriteBusy as busy:
-            now = time.monotonic()
-            waited = now - start
+            waited = time.monotonic() - start
             if waited >= timeout:
                 busy.message += f" (waited {waited:.0f} s)"
                 raise
-            if now >= next_note:
-                inv.progress(
-                    f"wait: {waited:.0f}/{timeout} s for the writer: "
-                    f"{_owner_line(busy.details.get('owner'))}"
-                )
-                next_note = now + 10.0
-            # Cheap polling of the lock file; the ingest is planned again only once it is free.
-            while inspect_lock(ws).state == "active" and time.monotonic() - start < timeout:
+            who = _owner_line(busy.details.get("owner"))
+            # Cheap polling of the lock file; the ingest is planned again once it is free.
+            next_note = 0.0
+            while (now := time.monotonic()) - start < timeout:
+                if now >= next_note:
+                    inv.progress(f"wait: {now - start:.0f}/{timeout} s for the writer: {who}")
+                    next_note = now + 1.0
+                if inspect_lock(ws).state != "active":
+                    break
                 time.sleep(WAIT_POLL_SECONDS)
 
 
