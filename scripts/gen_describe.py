@@ -92,6 +92,25 @@ def _common_options(spec: CommandSpec) -> list[dict[str, Any]]:
                 "defaultValue": False,
             }
         )
+    if spec.mutating:
+        out.append(
+            {
+                "name": "--verbose",
+                "type": "boolean",
+                "required": False,
+                "description": "Progress lines on stderr even when it is not a terminal (-v).",
+                "defaultValue": False,
+            }
+        )
+        out.append(
+            {
+                "name": "--quiet",
+                "type": "boolean",
+                "required": False,
+                "description": "No progress at all (-q).",
+                "defaultValue": False,
+            }
+        )
     if spec.takes_cwd:
         out.append(
             {

@@ -68,6 +68,11 @@ class Workspace:
         return self.runtime_dir / "store-write.lock"
 
     @property
+    def hook_run_path(self) -> Path:
+        """Held (``flock``) by the one hook-triggered ingest runner of this worktree."""
+        return self.runtime_dir / "hook-ingest.run"
+
+    @property
     def memory_lock_path(self) -> Path:
         return self.runtime_dir / "memory.lock"
 

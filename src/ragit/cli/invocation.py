@@ -41,6 +41,7 @@ from ragit.contract.errors import (
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
+    from ragit.cli.progress import ProgressDisplay
     from ragit.config import RagitConfig
     from ragit.workspace import Workspace
 
@@ -73,6 +74,7 @@ class Invocation:
         self._root: Path | None = None
         self._root_searched = False
         self._config: RagitConfig | None = None
+        self._progress: ProgressDisplay | None = None
 
     # ------------------------------------------------------------ repository
     @property
@@ -124,10 +126,20 @@ class Invocation:
         return validate_payload(model, payload)
 
     def progress(self, message: str) -> None:
-        """Progress for long work: stderr only, never stdout."""
-        if os.environ.get("RAGIT_PROGRESS", "1") != "0":
-            sys.stderr.write(f"[ragit] {message}\n")
-            sys.stderr.flush()
+        """Progress for long work: stderr only, never stdout (see :mod:`ragit.cli.progress`)."""
+        if self._progress is None:
+            from ragit.cli.progress import ProgressDisplay, choose_mode
+
+            mode = choose_mode(
+                verbose=bool(self.params.get("verbose")), quiet=bool(self.params.get("quiet"))
+            )
+            self._progress = ProgressDisplay(mode)
+        self._progress(message)
+
+    def close_progress(self) -> None:
+        """End an in-place progress display before the result is printed."""
+        if self._progress is not None:
+            self._progress.close()
 
 
 def _normalize_format(raw: str | None) -> str | None:
@@ -211,7 +223,10 @@ def _resolve_start_dir(params: dict[str, Any]) -> Path:
 def _call_handler(spec: CommandSpec, inv: Invocation) -> Outcome:
     module_name, func_name = spec.handler.split(":")
     handler = getattr(importlib.import_module(module_name), func_name)
-    outcome = handler(inv)
+    try:
+        outcome = handler(inv)
+    finally:
+        inv.close_progress()
     assert isinstance(outcome, Outcome)
     return outcome
 

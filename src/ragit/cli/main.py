@@ -104,6 +104,25 @@ def _build_command(spec: CommandSpec) -> click.Command:
                 help="Validate and plan; write nothing.",
             )
         )
+    if spec.mutating:
+        params.append(
+            click.Option(
+                ["-v", "--verbose", "verbose"],
+                is_flag=True,
+                default=False,
+                show_default=False,
+                help="Progress lines on stderr even when it is not a terminal.",
+            )
+        )
+        params.append(
+            click.Option(
+                ["-q", "--quiet", "quiet"],
+                is_flag=True,
+                default=False,
+                show_default=False,
+                help="No progress at all (a terminal shows it in place by default).",
+            )
+        )
     if spec.takes_cwd:
         params.append(
             click.Option(

@@ -70,7 +70,9 @@ def _see(spec: CommandSpec | None) -> str:
 def _flag_for(spec: CommandSpec, field: str) -> tuple[str, Any] | None:
     """The option (or argument) a ``details.field`` names, with its kind."""
     for opt in spec.options:
-        if field in (opt.input_key, opt.dest, opt.name.lstrip("-")):
+        head, *rest = opt.dest.split("_")
+        camel = head + "".join(word.title() for word in rest)
+        if field in (opt.input_key, opt.dest, opt.name.lstrip("-"), camel):
             return opt.name, opt
     for arg in spec.arguments:
         if field in (arg.input_key, arg.name):
@@ -160,6 +162,9 @@ def human_failure(
         if key in ("field", "reason") and error.code == "INPUT_INVALID":
             continue
         lines.append(f"  {key}: {value(detail)}")
-    if error.recovery:
-        lines.append(f"  {paint('next:', 'bold', err)} {error.recovery}")
+    shown = error.human_next or error.recovery
+    if shown:
+        lines.append(f"  {paint('next:', 'bold', err)} {shown}")
+    for other in error.alternatives:
+        lines.append(f"  {paint('or:', 'bold', err)} {other}")
     return "\n".join(lines) + "\n"

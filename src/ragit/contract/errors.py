@@ -16,6 +16,7 @@ them into envelopes and exit codes.
     ├── NotReadyError                     category not_ready, exit 3
     │   ├── SnapshotNotIndexed            SNAPSHOT_NOT_INDEXED
     │   ├── SnapshotStoreUnavailable      SNAPSHOT_STORE_UNAVAILABLE
+    │   ├── SnapshotIngestRunning         SNAPSHOT_INGEST_RUNNING (retryable)
     │   ├── NotAGitRepository             NOT_A_GIT_REPOSITORY
     │   ├── NotInitialized                NOT_INITIALIZED
     │   ├── ConfigInvalid                 CONFIG_INVALID
@@ -82,6 +83,10 @@ class RagitError(Exception):
         self.details: dict[str, Any] = dict(details or {})
         self.recovery = recovery
         self.retryable = self.retryable_default if retryable is None else retryable
+        # For people only (the text failure block), never in the envelope: a next step that
+        # replaces ``recovery`` in text, and other commands that also lead forward.
+        self.human_next: str | None = None
+        self.alternatives: list[str] = []
 
     def payload(self) -> dict[str, Any]:
         """The ``error`` object of the failure envelope."""
@@ -178,6 +183,12 @@ class McpInvalidInput(InvalidInputError):
 
 # ---------------------------------------------------------------- not ready
 
+# What leads an initialized repository without a commit forward: commit RAGit's own files
+# (HEAD is born), after which an ingest names any uncommitted document to add.
+FIRST_COMMIT_RECOVERY = (
+    "git add .gitignore .ragit/config.toml && git commit -m 'Track the RAGit config'"
+)
+
 
 class SnapshotNotIndexed(NotReadyError):
     code = "SNAPSHOT_NOT_INDEXED"
@@ -190,13 +201,20 @@ class SnapshotNotIndexed(NotReadyError):
         head_selected: bool = True,
     ) -> None:
         details: dict[str, Any] = {"resolvedSha": resolved_sha}
+        alternatives: list[str] = []
+        human_next: str | None = None
         if resolved_sha is None:
-            recovery = "git status"
+            recovery = "git status"  # contract §3; people get a step that makes the first commit
             message = "no indexed snapshot: HEAD has no commit yet"
+            human_next = FIRST_COMMIT_RECOVERY
         else:
             message = f"no indexed snapshot: {resolved_sha}"
             if nearest_indexed_ancestor is not None:
                 details["nearestIndexedAncestor"] = nearest_indexed_ancestor
+                alternatives.append(
+                    f"ragit query --at {nearest_indexed_ancestor}  "
+                    "(reads the nearest indexed ancestor now)"
+                )
             if not head_selected:
                 recovery = f"ragit ingest --all --at {resolved_sha}"
             elif nearest_indexed_ancestor is not None:
@@ -204,6 +222,31 @@ class SnapshotNotIndexed(NotReadyError):
             else:
                 recovery = "ragit ingest --all"
         super().__init__(message, details=details, recovery=recovery)
+        self.human_next = human_next
+        self.alternatives = alternatives
+
+
+class SnapshotIngestRunning(NotReadyError):
+    """The requested commit has no snapshot yet because a live ingest of it holds the writer
+    lock (a hook's background ingest, seconds after a commit): retrying soon succeeds."""
+
+    code = "SNAPSHOT_INGEST_RUNNING"
+    retryable_default = True
+    RETRY_AFTER_MS: ClassVar[int] = 2000
+
+    def __init__(self, resolved_sha: str, owner: dict[str, Any]) -> None:
+        shown = {k: owner.get(k) for k in ("pid", "hostname", "command", "startedAt", "headSha")}
+        super().__init__(
+            f"the snapshot of {resolved_sha} is being indexed right now "
+            f"(ingest pid {owner.get('pid')}, started {owner.get('startedAt')}); "
+            "retry in a few seconds",
+            details={
+                "resolvedSha": resolved_sha,
+                "owner": shown,
+                "retryAfterMs": self.RETRY_AFTER_MS,
+            },
+            recovery="ragit ingest --wait",
+        )
 
 
 class SnapshotStoreUnavailable(NotReadyError):

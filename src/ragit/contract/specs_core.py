@@ -154,12 +154,27 @@ CORE_COMMANDS: tuple[CommandSpec, ...] = (
                 domain=True,
                 input_key="scope",
             ),
+            Option(
+                "--wait",
+                "boolean",
+                "Wait for a running writer (a hook's ingest) instead of failing "
+                "with STORE_WRITE_BUSY.",
+                default=False,
+            ),
+            Option(
+                "--wait-timeout",
+                "integer",
+                "Seconds --wait waits for the writer before STORE_WRITE_BUSY.",
+                default=120,
+                maximum=3600,
+            ),
         ),
         examples=(
             "ragit ingest --all --dry-run --format json",
             "ragit ingest --all",
             "ragit ingest --since HEAD~1",
             "ragit ingest --path docs/adr/0007-retries.md",
+            "ragit ingest --wait",
         ),
         related=("status", "query", "hooks install"),
     ),

@@ -44,12 +44,21 @@ if [ "{name}" = "post-checkout" ] && [ "$3" != "1" ]; then
     exit $status
 fi
 top=$(git rev-parse --show-toplevel 2>/dev/null) || exit $status
-if [ -x "$RAGIT_PYTHON" ] && [ -f "$top/.ragit/config.toml" ]; then
+if [ -f "$top/.ragit/config.toml" ]; then
     mkdir -p "$top/.ragit/runtime"
-    (
-        unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE GIT_PREFIX GIT_REFLOG_ACTION
-        cd "$top" && exec "$RAGIT_PYTHON" -m ragit.hooks.run {name}
-    ) </dev/null >>"$top/.ragit/runtime/hooks.log" 2>&1 &
+    if [ -x "$RAGIT_PYTHON" ]; then
+        (
+            unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE GIT_PREFIX GIT_REFLOG_ACTION
+            cd "$top" && exec "$RAGIT_PYTHON" -m ragit.hooks.run {name}
+        ) </dev/null >>"$top/.ragit/runtime/hooks.log" 2>&1 &
+    else
+        # The interpreter moved (a recreated virtualenv): say so where status looks.
+        record='{{"recordedAt": "%s", "hook": "{name}", "ok": false,'
+        record="$record"' "code": "HOOK_INTERPRETER_MISSING", "message": "%s is gone",'
+        record="$record"' "recovery": "ragit hooks install"}}\\n'
+        printf "$record" "$(date -u +%Y-%m-%dT%H:%M:%S+00:00)" "$RAGIT_PYTHON" \\
+            >>"$top/.ragit/runtime/hooks.log"
+    fi
 fi
 exit $status
 """
@@ -120,6 +129,35 @@ def _classify(path: Path) -> str:
     return "external"
 
 
+def recorded_interpreter(path: Path) -> str | None:
+    """The interpreter a managed hook script runs (its ``RAGIT_PYTHON=`` line), or ``None``."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    for line in text.splitlines()[:12]:
+        if line.startswith("RAGIT_PYTHON="):
+            try:
+                words = shlex.split(line[len("RAGIT_PYTHON=") :])
+            except ValueError:
+                return None
+            return words[0] if words else None
+    return None
+
+
+def broken_interpreters(ws: Workspace) -> list[dict[str, str | None]]:
+    """Managed hooks whose recorded interpreter is gone (a moved or deleted venv): git runs
+    them without error, and they silently do nothing."""
+    broken: list[dict[str, str | None]] = []
+    for hook in inspect_hooks(ws):
+        if hook.state not in ("installed", "outdated"):
+            continue
+        python = recorded_interpreter(hook.path)
+        if python is None or not os.access(python, os.X_OK):
+            broken.append({"name": hook.name, "interpreter": python})
+    return broken
+
+
 def inspect_hooks(ws: Workspace) -> list[HookState]:
     directory = hooks_dir(ws)
     out = []
@@ -155,7 +193,8 @@ def install(ws: Workspace, *, dry_run: bool, python: str | None = None) -> dict[
             if legacy.exists():
                 raise_conflict(hook.path, legacy)
             os.replace(hook.path, legacy)
-        if hook.state != "installed":
+        if hook.state != "installed" or recorded_interpreter(hook.path) != python:
+            # A hook recorded for another interpreter (a moved venv) is rewritten for this one.
             _write_executable(hook.path, render_hook(hook.name, python))
         results.append(HookState(hook.name, hook.path, "installed", chained).to_dict(ws, "install"))
     return {"dryRun": dry_run, "root": str(ws.root), "hooksDir": str(directory), "hooks": results}

@@ -22,6 +22,7 @@ import json
 import os
 import sys
 import time
+import uuid
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -54,7 +55,16 @@ def _claim_or_request(runtime: Path, hook: str) -> contextlib.ExitStack | None:
     stack = contextlib.ExitStack()
     with flocked(runtime / GUARD_NAME):
         try:
-            stack.enter_context(flocked(runtime / RUN_NAME, wait_s=0))
+            owner = {
+                "token": uuid.uuid4().hex,
+                "pid": os.getpid(),
+                "command": "hook-ingest",
+                "hook": hook,
+                "startedAt": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            }
+            # Not 0: a reader's shared probe (ragit.snapshot.selection.ingest_running) may
+            # hold the file for an instant; a running runner holds it for seconds.
+            stack.enter_context(flocked(runtime / RUN_NAME, wait_s=0.2, owner=owner))
         except TimeoutError:
             with (runtime / PENDING_NAME).open("a", encoding="utf-8") as pending:
                 pending.write(hook + "\n")
@@ -100,7 +110,7 @@ def _ingest_once(hook: str, root: Path, extra: dict[str, Any]) -> dict[str, Any]
     while True:
         try:
             cfg = load_config(ws)
-            data = run_ingest(ws, cfg, IngestRequest(), lambda _m: None)
+            data = run_ingest(ws, cfg, IngestRequest(committed_only=True), lambda _m: None)
         except StoreWriteBusy:
             if time.monotonic() < deadline:
                 time.sleep(BUSY_POLL_SECONDS)  # background job: waiting for the writer is the point
@@ -142,6 +152,7 @@ def _ingest_once(hook: str, root: Path, extra: dict[str, Any]) -> dict[str, Any]
             processed=data["processed"],
             reused=data["reused"],
             noop=data["noop"],
+            **({"warnings": data["warnings"]} if data.get("warnings") else {}),
             **extra,
         )
         return data

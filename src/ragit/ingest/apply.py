@@ -79,18 +79,16 @@ def _embed_rows(rows: list[Any], embedder: Any, progress: Progress) -> list[Any]
     out: list[Any] = []
     batch = 256
     started = time.monotonic()
-    last = started
     for i in range(0, len(rows), batch):
         part = rows[i : i + batch]
         vectors = embedder.embed([r.search_en for r in part])
         out.extend(replace(r, vector=array("f", v)) for r, v in zip(part, vectors, strict=True))
+        # Every batch: the CLI redraws a terminal display in place and throttles lines.
         now = time.monotonic()
-        if now - last >= 2.0 and i + batch < len(rows):
-            done = i + batch
-            rate = done / max(now - started, 1e-6)
-            eta = (len(rows) - done) / max(rate, 1e-6)
-            progress(f"embedded {done}/{len(rows)} chunks ({rate:.0f}/s, ETA {eta:.0f}s)")
-            last = now
+        done = min(i + batch, len(rows))
+        rate = done / max(now - started, 1e-6)
+        eta = (len(rows) - done) / max(rate, 1e-6)
+        progress(f"embed: {done}/{len(rows)} chunks ({rate:.0f}/s, ETA {eta:.0f}s)")
     return out
 
 
@@ -361,7 +359,7 @@ def _apply(
         if not _plan_still_valid(ws, plan, planned_on):
             # The store was replaced (or manifests purged) since the plan: the chunks it
             # reuses may be gone. Plan again, now that no other writer can change them.
-            progress("the store changed since planning; planning again under the writer lock")
+            progress("plan: the store changed since planning; planning again under the lock")
             plan, manifest = replan()
         rows = list(_new_rows(plan).values())
         known_ids: set[str] = set()
@@ -392,7 +390,7 @@ def _apply(
         store_ms = int((time.monotonic() - t0) * 1000)
         t1 = time.monotonic()
         if candidates:
-            progress(f"embedding {len(candidates)} new chunks with {profile['provider']}")
+            progress(f"embed: 0/{len(candidates)} new chunks with {profile['provider']}")
         embedded_rows = _embed_rows(candidates, embedder, progress)
         embed_ms = int((time.monotonic() - t1) * 1000)
         t2 = time.monotonic()
@@ -406,9 +404,12 @@ def _apply(
             try:
                 present = writer.existing([r.chunk_id for r in embedded_rows])
                 embedded_rows = [r for r in embedded_rows if r.chunk_id not in present]
+                progress(f"store: 0/4 steps: writing {len(embedded_rows)} chunks")
                 writer.insert(embedded_rows)
                 tx.advance("store-written")
+                progress("store: 1/4 steps: merging segments")
                 compaction = writer.compact()
+                progress(f"store: 2/4 steps: reading {len(unknown)} new chunks back")
                 gone = writer.verify(unknown)
                 if gone:
                     from ragit.store.publishing import mark_unverified
@@ -424,7 +425,9 @@ def _apply(
         if opened:  # zvec changes the canonical files on every read-write open
             # Publish the store generation before the manifest: a reader that sees the new
             # manifest always finds its chunks in the published reader copy.
+            progress("store: 3/4 steps: publishing the new generation")
             publish(ws, lock, referenced=manifest.all_chunk_ids())
+            progress("store: 4/4 steps: published")
             faults.reach("store-published")
         write_manifest(ws, manifest)
         record_referenced(ws, lock, _referenced_now(ws, manifest))

@@ -261,7 +261,13 @@ def plan_ingest(
     dirty: list[str] = []
     if target_is_head:
         dirty = sorted(p for p, _state in git.dirty_paths().items() if selected(p))
-        if dirty:
+        if dirty and req.committed_only:
+            shown = ", ".join(dirty[:10]) + (", …" if len(dirty) > 10 else "")
+            warnings.append(
+                f"{len(dirty)} document(s) have uncommitted changes that this snapshot does not "
+                f"include (it indexes the commit): {shown}"
+            )
+        elif dirty:
             block(IngestCandidatesDirty(dirty))
 
     admission = AdmissionSummary(mode=cfg.security.admission_mode)
@@ -282,6 +288,8 @@ def plan_ingest(
                 plans[doc.path] = DocPlan(entry=doc, reused=True)
     started = time.monotonic()
     for n, item in enumerate(candidates, 1):
+        if n % 16 == 0 or n == len(candidates):
+            progress(f"plan: {n}/{len(candidates)} documents ({time.monotonic() - started:.1f}s)")
         known = reuse.get((item.path, item.blob_sha))
         if known is not None:
             plans[item.path] = DocPlan(entry=known, reused=True)
@@ -292,8 +300,6 @@ def plan_ingest(
             skipped.append(skip)
         if plan is not None:
             plans[item.path] = plan
-        if n % 500 == 0:
-            progress(f"planned {n}/{len(candidates)} documents ({time.monotonic() - started:.1f}s)")
     if explicit:
         seen = {c.path for c in candidates} | {s["path"] for s in skipped}
         known_paths = {d.path for d in base.docs} if base is not None else set()

@@ -39,6 +39,9 @@ class IngestRequest:
     at: str | None = None
     scope: str = "durable"
     dry_run: bool = False
+    # A hook's ingest: it reads committed blobs only, so uncommitted edits to candidates
+    # (a partial commit) are a warning, not INGEST_CANDIDATES_DIRTY.
+    committed_only: bool = False
 
     @property
     def mode(self) -> str:

@@ -25,6 +25,7 @@ from typing import Any
 from ragit.config import RagitConfig
 from ragit.contract.errors import (
     RepositoryStateChanged,
+    SnapshotIngestRunning,
     SnapshotManifestInvalid,
     SnapshotNotIndexed,
     SnapshotSchemaUnsupported,
@@ -35,6 +36,7 @@ from ragit.workspace import Workspace
 
 DEGRADING = (
     SnapshotNotIndexed,
+    SnapshotIngestRunning,
     SnapshotManifestInvalid,
     SnapshotSchemaUnsupported,
     SnapshotStoreUnavailable,

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ragit.contract.errors import DoctorChecksFailed, RagitError
+from ragit.contract.errors import FIRST_COMMIT_RECOVERY, DoctorChecksFailed, RagitError
 from ragit.workspace import GITIGNORE_ENTRIES, Workspace
 
 REBUILD = "ragit repair --apply --action store-rebuild"
@@ -139,7 +139,7 @@ class _Doctor:
         ok = status == "indexed"
         recovery = block.get("recovery")
         if status == "missing" and block.get("resolvedSha") is None:
-            recovery = "git status"
+            recovery = block.get("recovery") or FIRST_COMMIT_RECOVERY
         elif status == "store-unavailable":
             recovery = REBUILD
         elif status == "invalid" and block.get("errorCode") == "SNAPSHOT_MANIFEST_INVALID":
@@ -303,6 +303,28 @@ class _Doctor:
             "ragit repair --apply --action ingest-recover",
         )
 
+    def hooks(self) -> None:
+        """Managed hooks must find their interpreter, or git runs them and nothing happens."""
+        from ragit.hooks import broken_interpreters, inspect_hooks
+
+        managed = [h for h in inspect_hooks(self.ws) if h.state in ("installed", "outdated")]
+        if not managed:
+            return  # no managed hooks: nothing to check (hooks are optional)
+        broken = broken_interpreters(self.ws)
+        if broken:
+            first = broken[0]
+            self.add(
+                "hooks.interpreter",
+                False,
+                f"{len(broken)} hook(s) run an interpreter that no longer exists "
+                f"({first['interpreter'] or 'unreadable'}, {first['name']}): "
+                "commits are not ingested",
+                "ragit hooks install",
+                hooks=broken,
+            )
+        else:
+            self.add("hooks.interpreter", True, f"{len(managed)} managed hook(s) can run")
+
     def memory_lock(self) -> None:
         from ragit._lock import inspect_flocked
 
@@ -389,6 +411,7 @@ def run_doctor(ws: Workspace) -> tuple[dict[str, Any], RagitError | None]:
     doc.run("store.meta", doc.store)
     doc.run("store.writer-lock", doc.writer)
     doc.run("embedding.config", doc.embedding)
+    doc.run("hooks.interpreter", doc.hooks)
     failed = [c for c in doc.checks if not c.ok]
     data = {"checks": [c.as_dict() for c in doc.checks], "hasFailure": bool(failed)}
     error = DoctorChecksFailed([c.name for c in failed], _first_fix(failed)) if failed else None

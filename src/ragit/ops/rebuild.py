@@ -101,7 +101,7 @@ def _regenerate(
         for row in produced:
             rows.setdefault(row.chunk_id, row)
         if n % 500 == 0:
-            progress(f"re-read {n}/{len(versions)} document versions")
+            progress(f"read: {n}/{len(versions)} document versions")
     _regenerate_artifacts(ws, manifests, rows, expected, problems)
     return list(rows.values()), problems, expected
 
@@ -156,10 +156,10 @@ def _embedded_batches(
         yield [replace(row, vector=vec) for row, vec in zip(batch, vectors, strict=True)]
         now = time.monotonic()
         done = start + len(batch)
-        if now - last >= 2.0 and done < len(rows):
+        if now - last >= 0.1 or done == len(rows):
             rate = done / max(now - started, 1e-6)
             progress(
-                f"embedded {done}/{len(rows)} chunks ({rate:.0f}/s, "
+                f"embed: {done}/{len(rows)} chunks ({rate:.0f}/s, "
                 f"ETA {(len(rows) - done) / max(rate, 1e-6):.0f}s)"
             )
             last = now
@@ -214,7 +214,7 @@ def rebuild_store(
             )
         good_ids = {row.chunk_id for row in rows}
         expected &= good_ids
-        progress(f"embedding {len(rows)} chunks with {embedder.profile.provider}")
+        progress(f"embed: 0/{len(rows)} chunks with {embedder.profile.provider}")
         profile = embedder.profile.as_dict()
         build_replacement(
             ws,

@@ -279,7 +279,7 @@ def _purge_store(
         return deleted, None, warnings
     embedder = build_embedder(ws.root, cfg.embedding, cfg.security, mode="cli")
     try:
-        progress(f"embedding {len(plan.rows)} chunks with {embedder.profile.provider}")
+        progress(f"embed: 0/{len(plan.rows)} chunks with {embedder.profile.provider}")
         build_replacement(
             ws,
             lock,

@@ -11,13 +11,14 @@ import shlex
 from typing import Any
 
 from ragit.contract.errors import (
+    FIRST_COMMIT_RECOVERY,
     CorruptError,
     RagitError,
     SnapshotManifestInvalid,
 )
 from ragit.snapshot._git import GitRepo
 from ragit.snapshot.manifest import list_manifest_shas, load_manifest
-from ragit.snapshot.selection import nearest_indexed_ancestor
+from ragit.snapshot.selection import ingest_running, nearest_indexed_ancestor
 from ragit.workspace import Workspace
 
 
@@ -34,11 +35,20 @@ def _snapshot_block(ws: Workspace, git: GitRepo, dirty: dict[str, str]) -> dict[
     }
     if head.sha is None:
         block["reason"] = "HEAD has no commit yet"
+        # The first commit makes HEAD; an ingest then names any document left to commit.
+        block["recovery"] = "ragit init --yes" if not ws.is_initialized() else FIRST_COMMIT_RECOVERY
         return block
     try:
         manifest = load_manifest(ws, head.sha)
     except FileNotFoundError:
         block["reason"] = "no manifest for HEAD"
+        running = ingest_running(ws, head.sha, is_head=True)
+        if running is not None:
+            block["reason"] = (
+                f"no manifest for HEAD yet: an ingest of it is running (pid {running.get('pid')}, "
+                f"started {running.get('startedAt')})"
+            )
+            block["ingestRunning"] = True
         ancestor = nearest_indexed_ancestor(ws, git, head.sha)
         block["nearestIndexedAncestor"] = ancestor
         block["recovery"] = f"ragit ingest --since {ancestor}" if ancestor else "ragit ingest --all"
@@ -53,6 +63,8 @@ def _snapshot_block(ws: Workspace, git: GitRepo, dirty: dict[str, str]) -> dict[
             block["recovery"] = f"git add {quoted} && git commit"
         if not ws.is_initialized():
             block["recovery"] = "ragit init --yes"  # an ingest would fail with NOT_INITIALIZED
+        elif running is not None:
+            block["recovery"] = "ragit ingest --wait"
         return block
     except (SnapshotManifestInvalid, CorruptError) as exc:
         block["status"] = "invalid"
@@ -132,6 +144,7 @@ def repository_status(ws: Workspace) -> dict[str, Any]:
     data["store"] = _store_block(ws)
     data["embedding"] = _embedding_block(ws, cfg)
     data["writerLock"] = _lock_block(ws)
+    data["hooks"] = {"lastRun": last_hook_run(ws), "log": ws.relative(ws.runtime_dir / HOOKS_LOG)}
     data["memoryLock"] = _memory_lock_block(ws)
     data["transactions"] = _transactions_block(ws)
     if cfg is not None:
@@ -142,6 +155,51 @@ def repository_status(ws: Workspace) -> dict[str, Any]:
             "admissionMode": cfg.security.admission_mode,
         }
     return data
+
+
+HOOKS_LOG = "hooks.log"
+
+
+def last_hook_run(ws: Workspace) -> dict[str, Any] | None:
+    """The last outcome a hook-triggered ingest appended to ``.ragit/runtime/hooks.log``:
+    ``{recordedAt, hook, outcome (ok|failed|coalesced|skipped), code, commitSha, recovery,
+    warnings}``, or ``None`` when no hook has run. Reads only the end of the log."""
+    import json
+
+    path = ws.runtime_dir / HOOKS_LOG
+    try:
+        with path.open("rb") as log:
+            size = log.seek(0, 2)
+            log.seek(max(0, size - 65536))
+            tail = log.read().decode("utf-8", "replace")
+    except OSError:
+        return None
+    for line in reversed(tail.splitlines()):
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue  # a line the hook's interpreter printed (a traceback, a warning)
+        if not isinstance(record, dict) or "hook" not in record or "ok" not in record:
+            continue
+        if record.get("ok") is not True:
+            outcome = "failed"
+        elif "coalesced" in record:
+            outcome = "coalesced"
+        elif "skipped" in record:
+            outcome = "skipped"
+        else:
+            outcome = "ok"
+        warnings = record.get("warnings")
+        return {
+            "recordedAt": record.get("recordedAt"),
+            "hook": record.get("hook"),
+            "outcome": outcome,
+            "code": record.get("code"),
+            "commitSha": record.get("commitSha"),
+            "recovery": record.get("recovery"),
+            "warnings": list(warnings) if isinstance(warnings, list) else [],
+        }
+    return None
 
 
 def _store_block(ws: Workspace) -> dict[str, Any]:
@@ -163,6 +221,32 @@ def _store_block(ws: Workspace) -> dict[str, Any]:
         "chunkCount": meta.chunk_count,
         "publishedAt": meta.published_at,
     }
+
+
+MIGRATE_EMBEDDINGS = "ragit migrate embeddings"
+
+
+def embedding_migration_warning(ws: Workspace, cfg: Any) -> str | None:
+    """A warning when the store's chunks were embedded with another profile than the
+    configured one (``needsMigration`` of `status`), else ``None``. Never calls a provider."""
+    from ragit.embed import resolve_profile
+    from ragit.store.meta import read_meta
+
+    try:
+        meta = read_meta(ws)
+        profile = resolve_profile(cfg.embedding)
+    except RagitError:
+        return None
+    if meta is None or meta.chunk_count == 0:
+        return None
+    if meta.embedding.get("namespaceId") == profile.namespace_id:
+        return None
+    stored = f"{meta.embedding.get('provider')}/{meta.embedding.get('model')}"
+    return (
+        f"the configured embedding profile ({profile.provider}/{profile.model}) differs from "
+        f"the store's ({stored}); searches use the store's profile and ingest refuses until "
+        f"`{MIGRATE_EMBEDDINGS}`"
+    )
 
 
 def _embedding_block(ws: Workspace, cfg: Any) -> dict[str, Any]:

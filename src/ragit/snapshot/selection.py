@@ -13,7 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ragit.contract.errors import RepositoryStateChanged, SnapshotNotIndexed
+from ragit.contract.errors import (
+    RepositoryStateChanged,
+    SnapshotIngestRunning,
+    SnapshotNotIndexed,
+)
 from ragit.snapshot._git import GitRepo, HeadInfo
 from ragit.snapshot.manifest import Manifest, load_manifest, manifest_exists
 from ragit.workspace import Workspace
@@ -92,6 +96,31 @@ def _fault(phase: str) -> None:
     reach(phase)
 
 
+def ingest_running(ws: Workspace, sha: str, *, is_head: bool) -> dict[str, Any] | None:
+    """Who is indexing ``sha`` right now, else ``None``: a live writer lock taken by an ingest
+    of exactly ``sha``, or, when ``sha`` is HEAD, the worktree's hook runner (it always ingests
+    the newest HEAD; while it plans it holds no writer lock yet).
+
+    Read-only: owner records read through the lock primitive, a non-blocking ``flock`` probe.
+    """
+    from ragit import _lock
+
+    info = _lock.inspect(ws.lock_path)
+    owner = info.owner
+    if (
+        info.state == "active"
+        and owner is not None
+        and owner.get("command") == "ingest"
+        and owner.get("headSha") == sha
+    ):
+        return owner
+    if is_head:
+        runner = _lock.inspect_flocked(ws.hook_run_path)
+        if runner.state == "active":
+            return {**(runner.owner or {"command": "hook-ingest"}), "headSha": sha}
+    return None
+
+
 def select_snapshot(ws: Workspace, git: GitRepo, at: str | None) -> Selection:
     """Resolve and load the exact snapshot for a read.
 
@@ -113,7 +142,10 @@ def select_snapshot(ws: Workspace, git: GitRepo, at: str | None) -> Selection:
         attempts += 1
         before = git.head()
         if before.sha is None:
-            raise SnapshotNotIndexed(None)
+            unborn = SnapshotNotIndexed(None)
+            if not ws.is_initialized():
+                unborn.human_next = "ragit init --yes"
+            raise unborn
         if first_head is None:
             first_head = before.sha
         manifest = _load_or_not_indexed(ws, git, before.sha, head_selected=True)
@@ -130,6 +162,9 @@ def _load_or_not_indexed(ws: Workspace, git: GitRepo, sha: str, *, head_selected
     try:
         return load_manifest(ws, sha)
     except FileNotFoundError:
+        running = ingest_running(ws, sha, is_head=head_selected or sha == git.head().sha)
+        if running is not None:
+            raise SnapshotIngestRunning(sha, running) from None
         error = SnapshotNotIndexed(
             sha,
             nearest_indexed_ancestor=nearest_indexed_ancestor(ws, git, sha),

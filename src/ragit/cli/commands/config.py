@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ragit.cli.invocation import Invocation, Outcome
-from ragit.cli.render import value
+from ragit.cli.render import paint, value
 from ragit.contract.models import WireModel
 from ragit.ops.config_set import ConfigSetData, set_value
 
@@ -33,12 +33,39 @@ def _render(data: ConfigSetData) -> str:
     return f"{data.key} {verb}: {value(data.previous)} → {value(data.value)} ({data.path})"
 
 
+def _migration_after(inv: Invocation, data: ConfigSetData) -> list[str]:
+    """A changed embedding key whose new profile no longer matches the store's chunks."""
+    from ragit.config import load_config
+    from ragit.contract.errors import RagitError
+    from ragit.ops.status import embedding_migration_warning
+
+    if not data.changed or data.dry_run or not data.key.startswith("embedding."):
+        return []
+    ws = inv.workspace()
+    try:
+        warning = embedding_migration_warning(ws, load_config(ws))
+    except RagitError:
+        return []
+    return [warning] if warning else []
+
+
 def run_set(inv: Invocation) -> Outcome:
     """Handler for `ragit config set <key> <value>`."""
+    from ragit.ops.status import MIGRATE_EMBEDDINGS
+
     data = set_value(
         inv.workspace(), str(inv.params["key"]), str(inv.params["value"]), dry_run=inv.dry_run
     )
-    return Outcome(data=data.dump(), text=lambda: _render(data))
+    warnings = _migration_after(inv, data)
+
+    def text() -> str:
+        lines = [_render(data)]
+        if warnings:
+            lines += [f"{paint('warning:', 'yellow')} {w}" for w in warnings]
+            lines.append(f"next: {MIGRATE_EMBEDDINGS}")
+        return "\n".join(lines)
+
+    return Outcome(data=data.dump(), text=text, warnings=warnings)
 
 
 def run_get(inv: Invocation) -> Outcome:

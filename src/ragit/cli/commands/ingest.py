@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import Any
 
 from ragit.cli.invocation import Invocation, Outcome
@@ -45,6 +47,56 @@ def render(data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+WAIT_POLL_SECONDS = 0.25
+DEFAULT_WAIT_TIMEOUT_S = 120
+
+
+def _owner_line(owner: dict[str, Any] | None) -> str:
+    if not owner:
+        return "another writer"
+    target = str(owner.get("headSha") or "")[:12]
+    what = f"{owner.get('command')} of {target}" if target else str(owner.get("command"))
+    return f"{what} (pid {owner.get('pid')}, started {owner.get('startedAt')})"
+
+
+def _ingest_waiting(inv: Invocation, attempt: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """``attempt`` until no live writer holds the lock, bounded by ``--wait-timeout``.
+
+    Progress (the owner, the seconds waited) goes to stderr about once a second.
+
+    Raises:
+        StoreWriteBusy: the writer still runs when the timeout ends.
+    """
+    from ragit.contract.errors import StoreWriteBusy
+    from ragit.contract.inputs import positive_int_option
+    from ragit.store.lock import inspect_lock
+
+    ws = inv.workspace()
+    raw = inv.params.get("wait_timeout")
+    timeout = (
+        positive_int_option(raw, "waitTimeout", 3600) if raw is not None else DEFAULT_WAIT_TIMEOUT_S
+    )
+    start = time.monotonic()
+    while True:
+        try:
+            return attempt()
+        except StoreWriteBusy as busy:
+            waited = time.monotonic() - start
+            if waited >= timeout:
+                busy.message += f" (waited {waited:.0f} s)"
+                raise
+            who = _owner_line(busy.details.get("owner"))
+            # Cheap polling of the lock file; the ingest is planned again once it is free.
+            next_note = 0.0
+            while (now := time.monotonic()) - start < timeout:
+                if now >= next_note:
+                    inv.progress(f"wait: {now - start:.0f}/{timeout} s for the writer: {who}")
+                    next_note = now + 1.0
+                if inspect_lock(ws).state != "active":
+                    break
+                time.sleep(WAIT_POLL_SECONDS)
+
+
 def run(inv: Invocation) -> Outcome:
     """Handler for `ragit ingest`."""
     from ragit.ingest.apply import run_ingest
@@ -67,6 +119,9 @@ def run(inv: Invocation) -> Outcome:
             scope=p.get("scope") or "durable",
             dry_run=inv.dry_run,
         )
-    data = run_ingest(ws, cfg, req, inv.progress)
+    if inv.params.get("wait") and not req.dry_run:
+        data = _ingest_waiting(inv, lambda: run_ingest(ws, cfg, req, inv.progress))
+    else:
+        data = run_ingest(ws, cfg, req, inv.progress)
     warnings = data.pop("warnings", [])
     return Outcome(data=data, text=lambda: render(data), warnings=warnings)

@@ -115,7 +115,9 @@ def init_repository(start: Path, *, git_init: bool, dry_run: bool) -> InitData:
         ),
         next_actions=[
             "write or review docs (README.md, docs/**), then commit them",
+            "git add .ragit/config.toml .gitignore && git commit -m 'Track the RAGit config'",
             "ragit ingest --all",
+            "ragit hooks install",
             "ragit status",
         ],
     )

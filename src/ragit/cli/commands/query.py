@@ -149,9 +149,29 @@ def run_query_cmd(inv: Invocation) -> Outcome:
     check_query(req)
     shown = req.view
     data = run_query(ws, replace(req, view=_text_view(inv, shown)))
+    extra = _migration_warnings(inv)
     return Outcome(
-        data=data, text=lambda: render_query(data, shown), warnings=list(data["warnings"])
+        data=data,
+        text=lambda: _with_warnings(render_query(data, shown), extra),
+        warnings=[*data["warnings"], *extra],
     )
+
+
+def _migration_warnings(inv: Invocation) -> list[str]:
+    """The pending embedding migration, for the envelope's warnings (never ``data``, which
+    the MCP tools share) and the text."""
+    from ragit.contract.errors import RagitError
+    from ragit.ops.status import embedding_migration_warning
+
+    try:
+        warning = embedding_migration_warning(inv.workspace(), inv.config())
+    except RagitError:
+        return []
+    return [warning] if warning else []
+
+
+def _with_warnings(text: str, warnings: list[str]) -> str:
+    return "\n".join([text, *(f"{paint('warning:', 'yellow')} {w}" for w in warnings)])
 
 
 def _scope(raw: Any) -> str:
@@ -205,8 +225,9 @@ def run_context_pack_cmd(inv: Invocation) -> Outcome:
     check_pack(req)
     shown = req.view
     data = run_context_pack(ws, req)
+    extra = _migration_warnings(inv)
     return Outcome(
         data=data,
-        text=lambda: render_pack(data, shown, req.scope),
-        warnings=list(data["warnings"]),
+        text=lambda: _with_warnings(render_pack(data, shown, req.scope), extra),
+        warnings=[*data["warnings"], *extra],
     )

@@ -28,6 +28,7 @@ class StatusData(WireModel):
     memory_lock: dict[str, Any]
     transactions: dict[str, Any]
     security: dict[str, Any] | None = None
+    hooks: dict[str, Any] | None = None
 
 
 def _lock(lock: dict[str, Any]) -> str:
@@ -78,10 +79,19 @@ def render(data: dict[str, Any]) -> str:
     emb = data.get("embedding") or {}
     configured = emb.get("configured") or {}
     if configured:
-        migrate = "; migration needed" if emb.get("needsMigration") else ""
         lines.append(
-            f"embedding:    {configured.get('provider')} / {configured.get('model')}{migrate}"
+            f"embedding:    {configured.get('provider')} / {configured.get('model')}"
+            f" ({configured.get('dimensions')} dimensions)"
         )
+        stored = emb.get("store") or {}
+        if emb.get("needsMigration"):
+            lines.append(
+                f"migration:    {paint('needed', 'yellow')} — the store holds "
+                f"{stored.get('provider')} / {stored.get('model')} "
+                "(run: ragit migrate embeddings)"
+            )
+        else:
+            lines.append("migration:    not needed")
     lines.append(f"writer lock:  {_lock(data['writerLock'])}")
     memory = data.get("memoryLock") or {}
     if memory.get("state") == "active" and memory.get("owner"):
@@ -89,7 +99,29 @@ def render(data: dict[str, Any]) -> str:
         lines.append(f"memory lock:  held by pid {owner.get('pid')} ({owner.get('command')})")
     pending = data["transactions"]["pending"]
     lines.append(f"pending:      {len(pending)} unfinished transaction(s)")
+    last = (data.get("hooks") or {}).get("lastRun")
+    if last:
+        lines.append(f"last hook:    {hook_run_line(last)}")
     return "\n".join(lines)
+
+
+def hook_run_line(last: dict[str, Any]) -> str:
+    """One line for the last hook-triggered ingest: when, which hook, the outcome."""
+    outcome = str(last.get("outcome"))
+    head = f"{last.get('recordedAt')} {last.get('hook')}: "
+    if outcome == "failed":
+        text = head + paint(f"failed ({last.get('code')})", "red")
+        if last.get("recovery"):
+            text += f" — next: {last['recovery']}"
+        return text + " (log: .ragit/runtime/hooks.log)"
+    sha = str(last.get("commitSha") or "")[:12]
+    text = head + paint(outcome, "green" if outcome == "ok" else "yellow")
+    if sha:
+        text += f", indexed {sha}"
+    warnings = last.get("warnings") or []
+    if warnings:
+        text += f"; {paint('warning:', 'yellow')} {warnings[0]}"
+    return text
 
 
 def run(inv: Invocation) -> Outcome:
