@@ -54,6 +54,8 @@ from ragit.workspace import Workspace, user_cache_dir
 
 KILLS = int(os.environ.get("RAGIT_FAULT_KILLS", "30"))
 SEED = int(os.environ.get("RAGIT_FAULT_SEED", "13"))
+# Read at import: tests/conftest.py removes RAGIT_* variables before each test runs.
+KILL_LOG = os.environ.get("RAGIT_FAULT_KILL_LOG")
 # Half the kill points on ingest (the most frequent writer), the rest split.
 ROTATION = ("ingest", "rebuild", "ingest", "compact")
 # Kill offsets span this multiple of the measured uninterrupted run: a slower run under load
@@ -185,9 +187,8 @@ def _kill_at(child: subprocess.Popen[str], started: float, offset_s: float) -> t
 
 def _log(**fields: Any) -> None:
     """Append one kill point to ``RAGIT_FAULT_KILL_LOG`` (a JSON-lines file) when it is set."""
-    target = os.environ.get("RAGIT_FAULT_KILL_LOG")
-    if target:
-        with open(target, "a", encoding="utf-8") as handle:
+    if KILL_LOG:
+        with open(KILL_LOG, "a", encoding="utf-8") as handle:
             handle.write(json.dumps(fields) + "\n")
 
 
