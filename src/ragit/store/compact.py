@@ -7,7 +7,10 @@ segments must be merged for keyword scores to be comparable. Merging rewrites
 the whole collection (about 1.3 s at 17.8k chunks), so:
 
 * a store of at most :data:`ragit.store.meta.INLINE_MAX_ROWS` rows is merged inline by the writer
-  (:meth:`ragit.store.writer.StoreWriter.compact`);
+  (:meth:`ragit.store.writer.StoreWriter.compact`), with the same copy-merge-swap as below, all
+  under the lock the writer holds and without a publish of its own (:func:`merge_held`): zvec's
+  ``optimize()`` never runs on the canonical collection, because a kill inside it left that
+  collection inconsistent;
 * a larger one is merged by a detached ``python -m ragit.store.compact <root>``
   started after the ingest released the lock. It copies the canonical collection
   under the lock (a fraction of a second), merges the copy without the lock, then
@@ -24,6 +27,12 @@ it, and it merges again when a writer changed the store while it merged; the las
 :data:`ATTEMPTS` holds the lock from the copy to the swap (writers wait those seconds, the
 merge lands). A merge that is overdue anyway (:data:`ragit.store.meta.OVERDUE_SEGMENTS` segments)
 is done inline by the next writer (:meth:`ragit.store.writer.StoreWriter.compact`).
+
+The copy is of the whole store directory (every file of the collection, whatever its name, and
+the records beside it) into ``.ragit/runtime/compact-<pid>``; a killed merger's copy is removed by
+the next merge. A kill at any instant leaves the canonical collection either as it was or
+replaced by the complete merged copy (:func:`ragit.store.replace.recover_swap` finishes a swap
+cut between its two renames).
 
 Its one-line outcome goes to ``.ragit/runtime/compact.log``.
 """

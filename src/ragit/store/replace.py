@@ -15,6 +15,9 @@ A crash (kill -9) between the renames leaves ``store.next`` complete and no ``st
 :func:`recover_swap` (run by every writer right after it takes the lock) finishes
 the swap. A crash before the first rename leaves the old store untouched and a
 ``store.next`` residue that the next build discards. Manifests are never touched.
+
+Segment merges (:mod:`ragit.store.compact`) use the same swap; a writer's inline merge swaps
+without step 3 and publishes with the rest of its write.
 """
 
 from __future__ import annotations

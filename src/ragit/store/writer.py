@@ -18,6 +18,14 @@ because readers never see the canonical files anyway:
 - ``meta.json``'s ``revision`` is bumped before the canonical collection is opened, so a reader
   re-creating a copy from the canonical files notices any writer that touched them meanwhile.
 
+Merging segments is the exception: zvec's ``optimize()`` rewrites every segment, and a kill
+inside it left the canonical collection inconsistent (every later insert failed with "field is
+sealed", every later merge with "inconsistent total row counts"; issue 13 §1). So no merge ever
+runs on the canonical collection: :meth:`StoreWriter.compact` closes it, merges a copy and swaps
+the copy in through ``.ragit/store.next`` under the lock it holds
+(:func:`ragit.store.compact.merge_held`, the background compactor's own copy-merge-swap), then
+opens the merged collection again for verification.
+
 :func:`ragit.store.publishing.publish` turns the written rows into the next generation once the
 writer is closed; the canonical-file fingerprint (``check_canonical_intact``,
 ``canonical_changed``) lives there too.
