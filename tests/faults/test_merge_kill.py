@@ -13,6 +13,7 @@ interrupted transaction back.
 
 from __future__ import annotations
 
+import json
 import signal
 import time
 from pathlib import Path
@@ -95,4 +96,35 @@ def test_a_kill_inside_the_inline_merge_keeps_every_snapshot_and_later_ingests_w
         "S1": "same",
         "S2": "same",
     }
+    assert _doctor_failures(repo)[0] == []
+
+
+def test_the_inline_merge_keeps_every_file_of_the_collection_directory(tmp_path: Path) -> None:
+    """ragit.store.compact.merge_held: the merged copy carries every file of
+    ``.ragit/store/chunks`` (whatever its name) and of the store directory, and leaves no
+    ``store.next``, ``store.prev`` or merge copy behind."""
+    from ragit.store.lock import WriterLock
+    from ragit.store.publishing import publish
+
+    case = prepare("ingest", tmp_path)
+    repo = case.repo
+    extra = repo.ws.store_dir / "chunks" / "terms.sqlite"
+    with WriterLock.acquire(repo.ws, command="test", head_sha=None) as lock:
+        extra.write_bytes(b"beside the collection\x00\x01")
+        publish(repo.ws, lock)  # a RAGit write: its fingerprint covers the new file
+    before = json.loads((repo.ws.store_dir / "meta.json").read_text(encoding="utf-8"))
+
+    run = repo.ragit("ingest")
+
+    assert run.code == 0, run.output
+    after = json.loads((repo.ws.store_dir / "meta.json").read_text(encoding="utf-8"))
+    assert after["generation"] == before["generation"] + 1
+    assert extra.read_bytes() == b"beside the collection\x00\x01"
+    assert (repo.ws.store_dir / "referenced.ids").is_file()
+    assert not (repo.ws.ragit_dir / "store.next").exists()
+    assert not (repo.ws.ragit_dir / "store.prev").exists()
+    assert not list(repo.ws.runtime_dir.glob("compact-*"))
+    chunks = repo.ws.store_dir / "chunks"
+    segments = [p for p in chunks.iterdir() if p.name.isdigit() and any(p.glob("scalar.*.ipc"))]
+    assert len(segments) == 1, segments
     assert _doctor_failures(repo)[0] == []

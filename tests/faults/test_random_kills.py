@@ -2,10 +2,11 @@
 
 Each kill point runs one writer as a real process — ``ragit ingest`` (an incremental ingest
 whose small store is merged inline), the store rebuild (``ragit repair --apply --action
-store-rebuild``) or the background compactor (``python -m ragit.store.compact <root>`` on a
-store left with two segments) — and sends it SIGKILL at an offset from its start drawn from a
-fixed seed, spread over the whole length of an uninterrupted run of the same writer (measured
-once per worker), so kills land inside zvec's insert, flush, merge and open calls too. Then:
+store-rebuild``), ``ragit migrate embeddings`` (to 128 dimensions) or the background compactor
+(``python -m ragit.store.compact <root>`` on a store left with two segments) — and sends it
+SIGKILL at an offset from its start drawn from a fixed seed, spread over the whole length of an
+uninterrupted run of the same writer (measured once per worker), so kills land inside zvec's
+insert, flush, merge and open calls too. Then:
 
 1. **readers right after**: every published snapshot gives the hits it gave before (or the
    hits of the completed operation) or a typed not-ready error — never other hits, never an
@@ -43,8 +44,8 @@ from tests.faults._faultkit import (
     _answers,
     _doctor_failures,
     _recover,
+    _setup,
     compare_answers,
-    prepare,
     template_repo,
 )
 from tests.snapshot._kit import RAGIT, RagitRepo
@@ -57,7 +58,7 @@ SEED = int(os.environ.get("RAGIT_FAULT_SEED", "13"))
 # Read at import: tests/conftest.py removes RAGIT_* variables before each test runs.
 KILL_LOG = os.environ.get("RAGIT_FAULT_KILL_LOG")
 # Half the kill points on ingest (the most frequent writer), the rest split.
-ROTATION = ("ingest", "rebuild", "ingest", "compact")
+ROTATION = ("ingest", "rebuild", "ingest", "compact", "ingest", "migrate")
 # Kill offsets span this multiple of the measured uninterrupted run: a slower run under load
 # still gets kills near its end, and a few land after a run that finished (a no-op kill).
 SPAN = 1.1
@@ -99,7 +100,7 @@ def _compact_template(tmp_path: Path) -> Path:
     saved = os.environ.get("XDG_CACHE_HOME")
     os.environ["XDG_CACHE_HOME"] = str(base / "cache")
     try:
-        case = prepare("ingest", base / "t")
+        case = _setup("ingest", base / "t")
         run = case.repo.ragit("ingest", env=DEFER)
         assert run.code == 0, run.output
         snapshots = {**case.snapshots, "S3": case.extra["head"]}
@@ -133,10 +134,13 @@ def _compact_case(tmp_path: Path) -> Case:
 def _case(operation: str, tmp_path: Path) -> Case:
     if operation == "compact":
         return _compact_case(tmp_path)
+    if operation == "migrate":
+        case = _setup("migrate", tmp_path)  # the configuration asks for 128 dimensions
+        return Case(case.repo, case.snapshots, case.before, case.before)
     if operation == "rebuild":
         repo, labels = template_repo(tmp_path)
         return Case(repo, labels["snapshots"], labels["before"], labels["before"])
-    return prepare("ingest", tmp_path)
+    return _setup("ingest", tmp_path)
 
 
 def _argv(operation: str, repo: RagitRepo) -> list[str]:
@@ -238,7 +242,7 @@ def test_a_writer_killed_at_a_random_instant_never_changes_an_answer(
     assert all(r.endswith("exit 0") for r in obs.recoveries), (shown, next_writer, obs.recoveries)
     # The interrupted operation, finished as a user (or the next hook) would: the ingest
     # again (a no-op once it is done), the compactor again. A rebuild is not rerun: the
-    # store it replaces answers the same.
+    # store it replaces answers the same; an unfinished migration is what doctor names.
     if operation == "ingest":
         assert _typed(repo.ragit("ingest")) == "ok", shown
     elif operation == "compact":
