@@ -254,7 +254,11 @@ def _merge(ws: Any, wait_s: float, held: Any, *, publish: bool = True) -> str:
             os.replace(work, nxt)
             _refresh_siblings(ws.store_dir, nxt, meta.collection)
             extra = {k: v for k, v in current.extra.items() if k != "canonicalDigest"}
-            merged = current.evolve(chunk_count=count, extra=extra)
+            # Unpublished (a writer's merge), meta.json keeps the published count until the
+            # writer's publish sets it.
+            merged = current.evolve(
+                chunk_count=count if publish else current.chunk_count, extra=extra
+            )
             wire = {**merged.to_wire(), "buildState": COMPLETE_MARK}
             atomic_write_text(nxt / META_NAME, json.dumps(wire, indent=2, sort_keys=True) + "\n")
             swap_in(ws, lock, publish_after=publish)
