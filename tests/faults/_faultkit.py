@@ -61,6 +61,11 @@ INGEST_PHASES = (
     "prepared",
     "store-insert-batch",
     "store-written",
+    # The inline segment merge (a small store): a copy is merged, then swapped in.
+    "compact-copied",
+    "compact-merged",
+    "rebuild-swapped-out",
+    "rebuild-swapped-in",
     "store-compacted",
     "store-verified",
     "publish-copied",

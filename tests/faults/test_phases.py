@@ -21,8 +21,10 @@ def _reached(*relative: str) -> set[str]:
 def test_every_phase_of_every_write_operation_has_a_kill_test() -> None:
     """Implementation choice: a phase added to a write path must get a fault test too."""
     journal = {"prepared", "completed"}  # reached inside Journal.begin / Transaction.complete
-    writes = ("store/writer.py", "store/publishing.py", "store/journal.py")
-    ingest = _reached("ingest/apply.py", *writes) | journal
+    writes = ("store/writer.py", "store/publishing.py", "store/journal.py", "store/compact.py")
+    # The writer's inline merge swaps its merged copy in as a rebuild does (no publish).
+    swap = {"rebuild-swapped-out", "rebuild-swapped-in"}
+    ingest = _reached("ingest/apply.py", *writes) | journal | swap
     rebuild = _reached("store/replace.py") | _PUBLISH
     purge = _reached("ops/security_purge.py") | rebuild
 

@@ -17,16 +17,11 @@ SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "soak"
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(
-    os.environ.get("RAGIT_SOAK") != "1",
-    reason=(
-        "RAGIT_SOAK=1 runs it: the soak does not pass reliably yet — a kill inside zvec's "
-        "merge can still break the store until issue 13 section 1 is finished (docs/faults.md)"
-    ),
-)
 def test_the_soak_holds_its_invariants_for_sixty_seconds(tmp_path: Path) -> None:
     """Issue 13 §4: no empty answer, no untyped failure, doctor after at most one repair,
-    every committed token found at its commit (changed answers are counted, not failed)."""
+    every committed token found at its commit, and the store still takes writes at the end
+    (the ingest of the final HEAD succeeds). Changed answers are counted, not failed: keyword
+    statistics are still store-wide (issue 13 §2)."""
     bindir = str(Path(sys.executable).parent)
     proc = subprocess.run(
         [sys.executable, str(SCRIPT), "--seconds", "60", "--seed", "1", "--workdir", str(tmp_path)],
@@ -43,3 +38,4 @@ def test_the_soak_holds_its_invariants_for_sixty_seconds(tmp_path: Path) -> None
     assert summary["kills"] > 0
     assert summary["empty"] == 0 and summary["untyped"] == 0
     assert summary["doctorOk"] and summary["tokensMissing"] == 0
+    assert summary["headIngestOk"] and summary["indexedCommits"] >= 2

@@ -75,8 +75,11 @@ def copy_file(src: Path, dst: Path) -> str:
             return "copy"
 
 
-def copy_tree(src: Path, dst: Path) -> dict[str, int]:
+def copy_tree(src: Path, dst: Path, *, skip: frozenset[str] = frozenset()) -> dict[str, int]:
     """Copy the directory ``src`` to the new directory ``dst``; counts files per method.
+
+    Every file is copied, whatever its name, except entries of ``src`` itself named in
+    ``skip`` (top level only).
 
     Raises:
         FileNotFoundError: ``src`` or one of its files vanished.
@@ -86,9 +89,14 @@ def copy_tree(src: Path, dst: Path) -> dict[str, int]:
     dst.mkdir(parents=True)
     for root, dirs, files in os.walk(src):
         rel = Path(root).relative_to(src)
+        top = root == str(src)
+        if top and skip:
+            dirs[:] = [name for name in dirs if name not in skip]
         for name in dirs:
             (dst / rel / name).mkdir()
         for name in files:
+            if top and name in skip:
+                continue
             method = copy_file(Path(root) / name, dst / rel / name)
             methods[method] = methods.get(method, 0) + 1
     return methods

@@ -7,7 +7,10 @@ segments must be merged for keyword scores to be comparable. Merging rewrites
 the whole collection (about 1.3 s at 17.8k chunks), so:
 
 * a store of at most :data:`ragit.store.meta.INLINE_MAX_ROWS` rows is merged inline by the writer
-  (:meth:`ragit.store.writer.StoreWriter.compact`);
+  (:meth:`ragit.store.writer.StoreWriter.compact`), with the same copy-merge-swap as below, all
+  under the lock the writer holds and without a publish of its own (:func:`merge_held`): zvec's
+  ``optimize()`` never runs on the canonical collection, because a kill inside it left that
+  collection inconsistent;
 * a larger one is merged by a detached ``python -m ragit.store.compact <root>``
   started after the ingest released the lock. It copies the canonical collection
   under the lock (a fraction of a second), merges the copy without the lock, then
@@ -25,6 +28,12 @@ it, and it merges again when a writer changed the store while it merged; the las
 merge lands). A merge that is overdue anyway (:data:`ragit.store.meta.OVERDUE_SEGMENTS` segments)
 is done inline by the next writer (:meth:`ragit.store.writer.StoreWriter.compact`).
 
+The copy is of the whole store directory (every file of the collection, whatever its name, and
+the records beside it) into ``.ragit/runtime/compact-<pid>``; a killed merger's copy is removed by
+the next merge. A kill at any instant leaves the canonical collection either as it was or
+replaced by the complete merged copy (:func:`ragit.store.replace.recover_swap` finishes a swap
+cut between its two renames).
+
 Its one-line outcome goes to ``.ragit/runtime/compact.log``.
 """
 
@@ -38,6 +47,8 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
+
+from ragit._fs import atomic_write_text
 
 LOCK_WAIT_SECONDS = 60.0  # how long the compactor waits for a busy writer lock, each time
 LOCK_POLL_SECONDS = 0.1
@@ -127,34 +138,104 @@ def _compact_once(ws: Any, wait_s: float, *, hold: bool) -> str:
         return _merge(ws, wait_s, lock)
 
 
-def _merge(ws: Any, wait_s: float, held: Any) -> str:
+def merge_held(ws: Any, lock: Any) -> str:
+    """Merge the store's segments for a writer that holds ``lock`` and has closed the
+    canonical collection: copy, merge the copy, swap it in through ``.ragit/store.next``.
+
+    The canonical collection is never merged in place: zvec's ``optimize()`` rewrites every
+    segment and a kill inside it left the collection inconsistent (later writes failed with
+    "field is sealed", "inconsistent total row counts"). Nothing is published: the writer
+    publishes (and verifies) the merged store with the rest of its write. A kill before the
+    swap leaves the canonical collection as it was and a discarded ``store.next``; a kill
+    between the two renames of the swap is finished by the next writer
+    (:func:`ragit.store.replace.recover_swap`).
+
+    Returns ``"merged"``, ``"already one segment"`` or ``"no store"``.
+
+    Raises:
+        StoreWriteBusy: ``lock`` is no longer held.
+        SnapshotStoreUnavailable: zvec could not open or merge the copy.
+        OSError: the copy failed (disk full).
+    """
+    lock.assert_held()
+    return _merge(ws, 0.0, lock, publish=False)
+
+
+def _segments(collection_dir: Path) -> int:
+    return sum(
+        1
+        for p in collection_dir.iterdir()
+        if p.is_dir() and p.name.isdigit() and any(p.glob("scalar.*.ipc"))
+    )
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _remove_dead_work(runtime_dir: Path) -> None:
+    """Remove the merge copies of processes that died before they cleaned up."""
+    if not runtime_dir.is_dir():
+        return
+    from ragit.store._copy import remove_tree
+
+    for path in runtime_dir.glob(f"{WORK_PREFIX}*"):
+        pid = path.name[len(WORK_PREFIX) :]
+        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+            remove_tree(path)
+
+
+WORK_PREFIX = "compact-"
+
+
+def _refresh_siblings(live: Path, nxt: Path, collection: str) -> None:
+    """Bring the files beside the collection (the referenced-ids record) up to date in the
+    merged store: an ingest that did not touch the collection may have grown them."""
+    import shutil
+
+    from ragit.store.meta import META_NAME
+
+    for path in live.iterdir():
+        if path.name in (META_NAME, collection) or not path.is_file():
+            continue
+        shutil.copyfile(path, nxt / f".{path.name}.tmp")
+        os.replace(nxt / f".{path.name}.tmp", nxt / path.name)
+
+
+def _merge(ws: Any, wait_s: float, held: Any, *, publish: bool = True) -> str:
+    """Copy the canonical collection (under the lock), merge the copy (without the lock
+    unless ``held``), swap it in through ``store.next`` (under the lock again, only if no
+    writer changed the store meanwhile) and, with ``publish``, publish it."""
     from ragit import _faults as faults
     from ragit.store._copy import copy_tree, remove_tree
     from ragit.store._zvec import Collection
     from ragit.store.meta import META_NAME, next_dir, read_meta
-    from ragit.store.publishing import read_referenced, write_referenced
     from ragit.store.replace import COMPLETE_MARK, recover_swap, swap_in
 
     def locked() -> contextlib.AbstractContextManager[Any]:
         return contextlib.nullcontext(held) if held is not None else _acquire(ws, wait_s)
 
-    work = ws.runtime_dir / f"compact-{os.getpid()}"
+    work = ws.runtime_dir / f"{WORK_PREFIX}{os.getpid()}"
     remove_tree(work)
     with locked() as lock:
         recover_swap(ws, lock)
+        _remove_dead_work(ws.runtime_dir)
         meta = read_meta(ws)
         if meta is None:
             return "no store"
         collection_dir = ws.store_dir / meta.collection
-        segments = sum(
-            1
-            for p in collection_dir.iterdir()
-            if p.is_dir() and p.name.isdigit() and any(p.glob("scalar.*.ipc"))
-        )
-        if segments <= 1:
+        if _segments(collection_dir) <= 1:
             return "already one segment"
         stamp = meta.stamp
-        copy_tree(collection_dir, work / meta.collection)
+        # The whole store directory: the collection with every file in it, and whatever
+        # else lives beside it (the referenced-ids record); meta.json is written anew.
+        copy_tree(ws.store_dir, work, skip=frozenset({META_NAME}))
     faults.reach("compact-copied")
     try:
         collection = Collection.open(work / meta.collection, read_only=False)
@@ -170,16 +251,17 @@ def _merge(ws: Any, wait_s: float, held: Any) -> str:
                 return "changed"
             nxt = next_dir(ws)
             remove_tree(nxt)
-            nxt.mkdir(parents=True)
-            os.replace(work / meta.collection, nxt / meta.collection)
-            write_referenced(nxt, read_referenced(ws.store_dir))
+            os.replace(work, nxt)
+            _refresh_siblings(ws.store_dir, nxt, meta.collection)
             extra = {k: v for k, v in current.extra.items() if k != "canonicalDigest"}
-            merged = current.evolve(chunk_count=count, extra=extra)
-            wire = {**merged.to_wire(), "buildState": COMPLETE_MARK}
-            (nxt / META_NAME).write_text(
-                json.dumps(wire, indent=2, sort_keys=True) + "\n", encoding="utf-8"
+            # Unpublished (a writer's merge), meta.json keeps the published count until the
+            # writer's publish sets it.
+            merged = current.evolve(
+                chunk_count=count if publish else current.chunk_count, extra=extra
             )
-            swap_in(ws, lock)
+            wire = {**merged.to_wire(), "buildState": COMPLETE_MARK}
+            atomic_write_text(nxt / META_NAME, json.dumps(wire, indent=2, sort_keys=True) + "\n")
+            swap_in(ws, lock, publish_after=publish)
         return "merged"
     finally:
         remove_tree(work)

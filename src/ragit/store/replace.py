@@ -15,6 +15,9 @@ A crash (kill -9) between the renames leaves ``store.next`` complete and no ``st
 :func:`recover_swap` (run by every writer right after it takes the lock) finishes
 the swap. A crash before the first rename leaves the old store untouched and a
 ``store.next`` residue that the next build discards. Manifests are never touched.
+
+Segment merges (:mod:`ragit.store.compact`) use the same swap; a writer's inline merge swaps
+without step 3 and publishes with the rest of its write.
 """
 
 from __future__ import annotations
@@ -155,8 +158,12 @@ def build_replacement(
     return meta
 
 
-def swap_in(ws: Workspace, lock: WriterLock) -> StoreMeta:
+def swap_in(ws: Workspace, lock: WriterLock, *, publish_after: bool = True) -> StoreMeta:
     """Swap the verified ``store.next`` in and publish it as the first generation of a new store.
+
+    With ``publish_after`` False (a writer's segment merge, :func:`ragit.store.compact.merge_held`)
+    only the directories are swapped: the writer publishes later, with its own rows, and
+    until then readers keep the generation published before.
 
     Raises:
         SnapshotStoreUnavailable: there is no complete ``store.next``.
@@ -174,13 +181,17 @@ def swap_in(ws: Workspace, lock: WriterLock) -> StoreMeta:
         os.replace(next_dir(ws), live)
         fsync_dir(ws.ragit_dir)
         faults.reach("rebuild-swapped-in")
-        published = publish(ws, lock)
+        published = publish(ws, lock) if publish_after else None
     except BaseException:
         # An interruption (SIGINT) or a failed write must not leave readers without a
         # published store: put the previous one back unless the new one got published.
         _swap_back(ws)
         raise
     remove_tree(prev)
+    if published is None:
+        published = read_meta(ws)
+        if published is None:
+            raise SnapshotStoreUnavailable(None, "the swapped-in store has no meta.json")
     return published
 
 

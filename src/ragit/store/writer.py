@@ -18,6 +18,14 @@ because readers never see the canonical files anyway:
 - ``meta.json``'s ``revision`` is bumped before the canonical collection is opened, so a reader
   re-creating a copy from the canonical files notices any writer that touched them meanwhile.
 
+Merging segments is the exception: zvec's ``optimize()`` rewrites every segment, and a kill
+inside it left the canonical collection inconsistent (every later insert failed with "field is
+sealed", every later merge with "inconsistent total row counts"; issue 13 §1). So no merge ever
+runs on the canonical collection: :meth:`StoreWriter.compact` closes it, merges a copy and swaps
+the copy in through ``.ragit/store.next`` under the lock it holds
+(:func:`ragit.store.compact.merge_held`, the background compactor's own copy-merge-swap), then
+opens the merged collection again for verification.
+
 :func:`ragit.store.publishing.publish` turns the written rows into the next generation once the
 writer is closed; the canonical-file fingerprint (``check_canonical_intact``,
 ``canonical_changed``) lives there too.
@@ -345,7 +353,16 @@ class StoreWriter:
         store, or a large one whose background merge is overdue — the compactor fell behind
         a steady stream of writes), or ``"deferred"`` (a large store: the caller starts the
         background compactor once it has released the lock).
+
+        The merge never runs on the canonical collection: the writer closes it, a copy is
+        merged and swapped in through ``.ragit/store.next`` under the lock this writer holds
+        (:func:`ragit.store.compact.merge_held`), and the merged collection is opened again
+        for the rest of the write (verification, then the caller's publish). A kill at any
+        instant leaves either the collection as the insert left it (and the next writer rolls
+        the transaction back) or the merged one.
         """
+        from ragit.store.compact import merge_held
+
         self.lock.assert_held()
         self._settle()
         segments = self._c.segment_count()
@@ -353,9 +370,18 @@ class StoreWriter:
             return "single"
         if self._c.count() > inline_limit() and segments < overdue_segments():
             return "deferred"
-        self._c.optimize()
+        self.close()
+        outcome = merge_held(self.ws, self.lock)
+        meta = read_meta(self.ws)
+        if meta is None or not canonical_path(self.ws).is_dir():
+            raise SnapshotStoreUnavailable(None, "the store vanished during its segment merge")
+        # Bumped before zvec opens the merged files, as for every read-write open.
+        self.meta = meta.evolve(revision=meta.revision + 1, updated_at=now_iso())
+        write_meta(self.ws, self.meta)
+        self._collection = Collection.open(canonical_path(self.ws), read_only=False)
+        open_writers.add(self._path)
         faults.reach("store-compacted")
-        return "merged"
+        return "merged" if outcome == "merged" else "single"
 
     def close(self) -> None:
         """Flush and close the canonical collection; idempotent."""
