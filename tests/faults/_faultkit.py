@@ -557,7 +557,7 @@ def record(obs: Observed) -> None:
 CORRUPTIBLE = {
     "collection manifest": "manifest.*",
     "id map": "idmap.*/*.sst",
-    "full-text index": "*/fts.*/*.sst",
+    "keyword index": "ragit-terms.sqlite",
     "chunk columns": "*/scalar.*.ipc",
 }
 REBUILD = "ragit repair --apply --action store-rebuild"

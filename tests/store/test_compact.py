@@ -51,10 +51,20 @@ def _indexed(tmp_path: Path) -> Path:
     return repo
 
 
-def test_small_store_is_merged_inline_so_new_chunks_rank_by_their_words(tmp_path: Path) -> None:
-    """Implementation choice: one segment keeps zvec's per-segment BM25 comparable."""
+def test_new_chunks_rank_by_their_words_before_any_merge(tmp_path: Path) -> None:
+    """Issue 13 §2: keyword statistics are the snapshot's own, so a new chunk in its own
+    segment ranks as it always will — the writer leaves merging to the background."""
     repo = _indexed(tmp_path)
-    ragit(repo, "ingest")
+    ragit(repo, "ingest", env={"RAGIT_COMPACT_BACKGROUND": "0"})
+    assert _segments(repo) == 2
+    hits = ragit(repo, "query", "zanzibar sweeper purges idempotency keys")["hits"]
+    assert hits[0]["sectionTitle"] == "Expiry"
+
+
+def test_an_inline_merge_leaves_one_segment(tmp_path: Path) -> None:
+    """The inline path (taken when merges are overdue) merges before the publish."""
+    repo = _indexed(tmp_path)
+    ragit(repo, "ingest", env={"RAGIT_COMPACT_INLINE_ROWS": "1000000"})
     assert _segments(repo) == 1
     hits = ragit(repo, "query", "zanzibar sweeper purges idempotency keys")["hits"]
     assert hits[0]["sectionTitle"] == "Expiry"

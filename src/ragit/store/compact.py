@@ -1,24 +1,23 @@
-"""Merging store segments: inline for small stores, in a background process for large ones.
+"""Merging store segments, in a background process (inline only when overdue).
 
-zvec keeps BM25 statistics per segment, and every write adds a segment. The few
-chunks an incremental ingest adds would sit in a tiny segment whose inverse
-document frequencies are near zero, and rank far below the same text elsewhere:
-segments must be merged for keyword scores to be comparable. Merging rewrites
-the whole collection (about 1.3 s at 17.8k chunks), so:
+Every write adds a zvec segment. No score depends on segments — keyword statistics come from
+RAGit's own index, per snapshot (:mod:`ragit.store.terms`) — so merging is for speed only (fewer
+files to search and fetch from). Merging rewrites the whole collection (about 1.3 s at 17.8k
+chunks), so:
 
-* a store of at most :data:`ragit.store.meta.INLINE_MAX_ROWS` rows is merged inline by the writer
+* a store of at most :data:`ragit.store.meta.INLINE_MAX_ROWS` rows (0: none, by default; tests
+  raise it with ``RAGIT_COMPACT_INLINE_ROWS``) is merged inline by the writer
   (:meth:`ragit.store.writer.StoreWriter.compact`), with the same copy-merge-swap as below, all
   under the lock the writer holds and without a publish of its own (:func:`merge_held`): zvec's
   ``optimize()`` never runs on the canonical collection, because a kill inside it left that
   collection inconsistent;
-* a larger one is merged by a detached ``python -m ragit.store.compact <root>``
+* any other is merged by a detached ``python -m ragit.store.compact <root>``
   started after the ingest released the lock. It copies the canonical collection
   under the lock (a fraction of a second), merges the copy without the lock, then
   takes the lock again and — only if no writer changed the store meanwhile —
   swaps the merged copy in through ``.ragit/store.next`` (the same verified swap as
   a store rebuild) and publishes it. Until then queries use the published,
-  unmerged generation: correct results, with the newest chunks ranked by their
-  vectors more than by their words for those few seconds.
+  unmerged generation, with the same results.
 
 Under a steady stream of writes the compactor must still make progress: one runs at a time
 (the ``flock`` on ``.ragit/runtime/compact.run``; a second one exits at once), it waits for

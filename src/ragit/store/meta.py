@@ -41,8 +41,10 @@ SCHEMA_VERSION = 1
 COLLECTION_DIR = "chunks"
 META_NAME = "meta.json"
 _HEX32 = re.compile(r"^[0-9a-f]{32}$")
-# Stores of at most this many rows merge their segments inline (see ragit.store.compact).
-INLINE_MAX_ROWS = 4000
+# Stores of at most this many rows merge their segments inline (see ragit.store.compact). No
+# score depends on segments (the keyword index keeps per-snapshot statistics), so merging is
+# for speed only and the writer leaves it to the background compactor: 0.
+INLINE_MAX_ROWS = 0
 # A larger store merges inline anyway once this many segments piled up (see ragit.store.compact).
 OVERDUE_SEGMENTS = 8
 

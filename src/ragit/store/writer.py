@@ -380,6 +380,7 @@ class StoreWriter:
         write_meta(self.ws, self.meta)
         self._collection = Collection.open(canonical_path(self.ws), read_only=False)
         open_writers.add(self._path)
+        self._terms = TermWriter.open(self._collection.path)
         faults.reach("store-compacted")
         return "merged" if outcome == "merged" else "single"
 
