@@ -25,6 +25,14 @@ from tests.snapshot._kit import (
 
 from ragit.workspace import user_cache_dir
 
+
+@pytest.fixture(autouse=True)
+def inline_merges(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every ingest here merges inline (the path of an overdue merge), so kills reach
+    ``store-compacted`` and no background compactor runs beside the checks."""
+    monkeypatch.setenv("RAGIT_COMPACT_INLINE_ROWS", "1000000")
+
+
 QUESTION = "zanzibar sweeper"
 ADR = "docs/adr/0002-idempotency-keys.md"
 EXPIRY = "\n## Expiry\n\nThe zanzibar sweeper purges idempotency keys after thirty days.\n"

@@ -74,7 +74,9 @@ def test_large_store_is_merged_by_the_background_compactor(tmp_path: Path) -> No
     """Implementation choice: a large store is merged off the lock, after the ingest returns."""
     repo = _indexed(tmp_path)
     before = ragit(repo, "status")["store"]["generation"]
-    ragit(repo, "ingest", env={"RAGIT_COMPACT_INLINE_ROWS": "0"})
+    ragit(
+        repo, "ingest", env={"RAGIT_COMPACT_INLINE_ROWS": "0", "RAGIT_COMPACT_BACKGROUND_ROWS": "0"}
+    )
     log = repo / ".ragit" / "runtime" / "compact.log"
     deadline = time.monotonic() + 120  # a background job: a bounded wait is the point
     while time.monotonic() < deadline:

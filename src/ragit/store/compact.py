@@ -11,7 +11,8 @@ chunks), so:
   under the lock the writer holds and without a publish of its own (:func:`merge_held`): zvec's
   ``optimize()`` never runs on the canonical collection, because a kill inside it left that
   collection inconsistent;
-* any other is merged by a detached ``python -m ragit.store.compact <root>``
+* a store of more than :data:`ragit.store.meta.BACKGROUND_MIN_ROWS` rows is merged by a
+  detached ``python -m ragit.store.compact <root>``
   started after the ingest released the lock. It copies the canonical collection
   under the lock (a fraction of a second), merges the copy without the lock, then
   takes the lock again and — only if no writer changed the store meanwhile —
@@ -25,7 +26,9 @@ the writer lock (bounded, :data:`LOCK_WAIT_SECONDS`) instead of giving up when a
 it, and it merges again when a writer changed the store while it merged; the last of its
 :data:`ATTEMPTS` holds the lock from the copy to the swap (writers wait those seconds, the
 merge lands). A merge that is overdue anyway (:data:`ragit.store.meta.OVERDUE_SEGMENTS` segments)
-is done inline by the next writer (:meth:`ragit.store.writer.StoreWriter.compact`).
+is done inline by the next writer (:meth:`ragit.store.writer.StoreWriter.compact`); that is also
+when a smaller store merges (its few segments cost nothing measurable, and no background process
+then competes with the next commit's ingest for the lock).
 
 The copy is of the whole store directory (every file of the collection, whatever its name, and
 the records beside it) into ``.ragit/runtime/compact-<pid>``; a killed merger's copy is removed by

@@ -41,10 +41,13 @@ SCHEMA_VERSION = 1
 COLLECTION_DIR = "chunks"
 META_NAME = "meta.json"
 _HEX32 = re.compile(r"^[0-9a-f]{32}$")
-# Stores of at most this many rows merge their segments inline (see ragit.store.compact). No
-# score depends on segments (the keyword index keeps per-snapshot statistics), so merging is
-# for speed only and the writer leaves it to the background compactor: 0.
+# Stores of at most this many rows merge their segments inline on every write (see
+# ragit.store.compact). No score depends on segments (the keyword index keeps per-snapshot
+# statistics), so merging is for speed only: 0, none.
 INLINE_MAX_ROWS = 0
+# Stores of more rows are merged by the background compactor after a write; smaller ones keep
+# their few segments (nothing measurable at that size) until merges are overdue.
+BACKGROUND_MIN_ROWS = 4000
 # A larger store merges inline anyway once this many segments piled up (see ragit.store.compact).
 OVERDUE_SEGMENTS = 8
 
@@ -63,6 +66,13 @@ def inline_limit() -> int:
     """Rows up to which merging happens inline (``RAGIT_COMPACT_INLINE_ROWS``, test-only)."""
     raw = os.environ.get("RAGIT_COMPACT_INLINE_ROWS")
     return int(raw) if raw and raw.isdigit() else INLINE_MAX_ROWS
+
+
+def background_min_rows() -> int:
+    """Rows above which a writer hands merging to the background compactor
+    (``RAGIT_COMPACT_BACKGROUND_ROWS``, test-only)."""
+    raw = os.environ.get("RAGIT_COMPACT_BACKGROUND_ROWS")
+    return int(raw) if raw and raw.isdigit() else BACKGROUND_MIN_ROWS
 
 
 def overdue_segments() -> int:

@@ -48,6 +48,7 @@ from ragit.store.lock import WriterLock
 from ragit.store.meta import (
     SCHEMA_VERSION,
     StoreMeta,
+    background_min_rows,
     inline_limit,
     now_iso,
     overdue_segments,
@@ -349,10 +350,12 @@ class StoreWriter:
     def compact(self) -> str:
         """Merge segments when there is more than one (see :mod:`ragit.store.compact`).
 
-        Returns ``"single"`` (nothing to merge), ``"merged"`` (merged inline: a small
-        store, or a large one whose background merge is overdue — the compactor fell behind
-        a steady stream of writes), or ``"deferred"`` (a large store: the caller starts the
-        background compactor once it has released the lock).
+        Returns ``"single"`` (nothing to merge, or a store of at most
+        :data:`~ragit.store.meta.BACKGROUND_MIN_ROWS` rows whose few segments can wait),
+        ``"merged"`` (merged inline: merges are overdue — the compactor fell behind a steady
+        stream of writes, or a small store wrote :data:`~ragit.store.meta.OVERDUE_SEGMENTS`
+        segments), or ``"deferred"`` (a larger store: the caller starts the background
+        compactor once it has released the lock). No score depends on segments.
 
         The merge never runs on the canonical collection: the writer closes it, a copy is
         merged and swapped in through ``.ragit/store.next`` under the lock this writer holds
@@ -368,8 +371,9 @@ class StoreWriter:
         segments = self._c.segment_count()
         if segments <= 1:
             return "single"
-        if self._c.count() > inline_limit() and segments < overdue_segments():
-            return "deferred"
+        rows = self._c.count()
+        if rows > inline_limit() and segments < overdue_segments():
+            return "deferred" if rows > background_min_rows() else "single"
         self.close()
         outcome = merge_held(self.ws, self.lock)
         meta = read_meta(self.ws)
