@@ -106,7 +106,7 @@ def boot_id() -> str | None:
     return raw.strip() if raw else None
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
     """Whether ``pid`` is a running process; ``True`` unless it is provably gone.
 
     An unreadable ``/proc/<pid>/stat`` proves nothing: a ``hidepid`` mount hides other
@@ -154,7 +154,7 @@ def owner_state(owner: dict[str, Any]) -> LockState:
     current_boot = boot_id()
     if recorded_boot and current_boot and recorded_boot != current_boot:
         return "stale"
-    if not _pid_alive(pid):
+    if not pid_alive(pid):
         return "stale"
     recorded_start = owner.get("processStartTime")
     if recorded_start:

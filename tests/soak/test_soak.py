@@ -18,13 +18,23 @@ SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "soak"
 
 @pytest.mark.slow
 def test_the_soak_holds_its_invariants_for_sixty_seconds(tmp_path: Path) -> None:
-    """Issue 13 §4: no empty answer, no untyped failure, doctor after at most one repair,
-    every committed token found at its commit, and the store still takes writes at the end
-    (the ingest of the final HEAD succeeds). Changed answers are counted, not failed: keyword
-    statistics are still store-wide (issue 13 §2)."""
+    """Issue 13 §4: no empty answer, no untyped failure, no changed answer (the same question
+    at the same commit answers the same hits in the same order, issue 13 §2), doctor after at
+    most one repair, every committed token found at its commit, and the store still takes
+    writes at the end (the ingest of the final HEAD succeeds)."""
     bindir = str(Path(sys.executable).parent)
     proc = subprocess.run(
-        [sys.executable, str(SCRIPT), "--seconds", "60", "--seed", "1", "--workdir", str(tmp_path)],
+        [
+            sys.executable,
+            str(SCRIPT),
+            "--seconds",
+            "60",
+            "--seed",
+            "1",
+            "--strict",
+            "--workdir",
+            str(tmp_path),
+        ],
         env={**os.environ, "PATH": bindir + os.pathsep + os.environ.get("PATH", "")},
         capture_output=True,
         text=True,
@@ -36,6 +46,6 @@ def test_the_soak_holds_its_invariants_for_sixty_seconds(tmp_path: Path) -> None
     assert summary["failures"] == []
     assert summary["commits"] > 20 and summary["answers"] > 50
     assert summary["kills"] > 0
-    assert summary["empty"] == 0 and summary["untyped"] == 0
+    assert summary["empty"] == 0 and summary["untyped"] == 0 and summary["changed"] == 0
     assert summary["doctorOk"] and summary["tokensMissing"] == 0
     assert summary["headIngestOk"] and summary["indexedCommits"] >= 2

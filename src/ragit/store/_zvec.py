@@ -51,6 +51,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from ragit._lock import pid_alive
 from ragit.contract.errors import SnapshotStoreUnavailable
 from ragit.store.rows import ChunkRow, StoredChunk
 
@@ -107,21 +108,11 @@ def _log_dir() -> Path | None:
         directory.mkdir(parents=True, exist_ok=True)
         for old in directory.iterdir():
             match = re.match(r"zvec-(\d+)\.log", old.name)
-            if match and not _alive(int(match.group(1))):
+            if match and not pid_alive(int(match.group(1))):
                 old.unlink(missing_ok=True)
     except OSError:
         return None
     return directory
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _log_files() -> list[Path]:

@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from ragit._fs import atomic_write_text
+from ragit._lock import pid_alive
 
 LOCK_WAIT_SECONDS = 60.0  # how long the compactor waits for a busy writer lock, each time
 LOCK_POLL_SECONDS = 0.1
@@ -171,16 +172,6 @@ def _segments(collection_dir: Path) -> int:
     )
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _remove_dead_work(runtime_dir: Path) -> None:
     """Remove the merge copies of processes that died before they cleaned up."""
     if not runtime_dir.is_dir():
@@ -189,7 +180,7 @@ def _remove_dead_work(runtime_dir: Path) -> None:
 
     for path in runtime_dir.glob(f"{WORK_PREFIX}*"):
         pid = path.name[len(WORK_PREFIX) :]
-        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+        if pid.isdigit() and int(pid) != os.getpid() and not pid_alive(int(pid)):
             remove_tree(path)
 
 

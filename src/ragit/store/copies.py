@@ -16,6 +16,7 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
+from ragit._lock import pid_alive
 from ragit.store._copy import copy_tree, remove_tree
 from ragit.store._zvec import Collection
 from ragit.store.meta import COLLECTION_DIR
@@ -42,16 +43,6 @@ def copy_name(store_id: str, generation: int) -> str:
 def copy_path(ws: Workspace, store_id: str, generation: int) -> Path:
     """Path of a generation's copy (it may not exist)."""
     return copies_root(ws) / copy_name(store_id, generation)
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def make_copy(
@@ -125,7 +116,7 @@ def prune_copies(ws: Workspace, keep: set[str]) -> list[str]:
         name = entry.name
         if name.startswith("."):
             match = _TMP.match(name)
-            if match is None or _pid_alive(int(match.group(2))):
+            if match is None or pid_alive(int(match.group(2))):
                 continue
         elif name in keep:
             continue
