@@ -67,10 +67,10 @@ def test_switching_to_minilm_needs_a_migration_that_keeps_manifests(minilm_repo:
     assert blocked.returncode == 3
     plan = data(ragit(minilm_repo, "migrate", "embeddings", "--dry-run", "--format", "json"))
     assert plan["migrationNeeded"] is True and plan["targetContract"]["dimensions"] == 384
-    migrate = ragit(minilm_repo, "migrate", "embeddings", "--format", "json")
+    migrate = ragit(minilm_repo, "migrate", "embeddings", "-v", "--format", "json")
     result = data(migrate)
     assert result["migrated"] is True
-    assert "embedding 70 chunks" in migrate.stderr and "[ragit]" not in migrate.stdout
+    assert "embed: 70/70 chunks" in migrate.stderr and "[ragit]" not in migrate.stdout
     after = {p.name: p.read_bytes() for p in (minilm_repo / ".ragit" / "manifest").iterdir()}
     assert after == manifests
     hits = data(
