@@ -94,15 +94,6 @@ def _unavailable(reason: str) -> SnapshotStoreUnavailable:
     )
 
 
-def _pack(pairs: list[tuple[int, int]]) -> bytes:
-    arr = np.empty(len(pairs), dtype=POSTING)
-    if pairs:
-        ords, tfs = zip(*pairs, strict=True)
-        arr["ord"] = ords
-        arr["tf"] = np.minimum(np.asarray(tfs, dtype=np.int64), 65535)
-    return arr.tobytes()
-
-
 def keys_of(chunk_ids: Sequence[str]) -> Any:
     """:func:`chunk_key` of every id, as an int64 array (vectorized for hex ids)."""
     if all(len(cid) == 16 for cid in chunk_ids):
@@ -203,38 +194,61 @@ class TermWriter:
     def _index(self, rows: list[ChunkRow]) -> None:
         con = self._c
         (top,) = con.execute("SELECT coalesce(max(ord), -1) FROM chunk").fetchone()
-        postings: dict[tuple[int, str], list[tuple[int, int]]] = {}
-        chunks: list[tuple[int, int, int, int, int]] = []
-        for ordinal, row in enumerate(rows, int(top) + 1):
-            lengths = []
-            for field, terms in enumerate((en_terms(row.search_en), cjk_terms(row.search_cjk))):
-                lengths.append(len(terms))
-                counts: dict[str, int] = {}
-                for term in terms:
-                    counts[term] = counts.get(term, 0) + 1
-                for term, tf in counts.items():
-                    postings.setdefault((field, term), []).append((ordinal, tf))
-            chunks.append((ordinal, chunk_key(row.chunk_id), lengths[0], lengths[1], 1))
+        first = int(top) + 1
         row = con.execute("SELECT value FROM info WHERE key='seq'").fetchone()
         seq = int(row[0]) + 1 if row else 1
+        lengths: list[Any] = []
+        blocks: list[tuple[int, str, int, bytes]] = []
+        for field, split in enumerate((en_terms, cjk_terms)):
+            texts = [r.search_en for r in rows] if field == 0 else [r.search_cjk for r in rows]
+            vocab: dict[str, int] = {}
+            ids: list[int] = []
+            counts = np.zeros(len(rows), dtype=np.int64)
+            for i, text in enumerate(texts):
+                terms = split(text)
+                counts[i] = len(terms)
+                ids.extend([vocab.setdefault(t, len(vocab)) for t in terms])
+            lengths.append(counts)
+            if not ids:
+                continue
+            # One sort gives every (term, chunk) pair once with its count: tf, by term.
+            n = len(rows)
+            pair = np.asarray(ids, dtype=np.int64) * n + np.repeat(np.arange(n), counts)
+            unique, tf = np.unique(pair, return_counts=True)
+            term_of = unique // n
+            postings = np.empty(len(unique), dtype=POSTING)
+            postings["ord"] = unique % n + first
+            postings["tf"] = np.minimum(tf, 65535)
+            starts = np.flatnonzero(np.r_[True, term_of[1:] != term_of[:-1]])
+            ends = np.r_[starts[1:], len(unique)]
+            words = list(vocab)
+            for a, b in zip(starts.tolist(), ends.tolist(), strict=True):
+                term = words[int(term_of[a])]
+                blocks.append((field, term, seq, postings[a:b].tobytes()))
+        chunks = [
+            (first + i, chunk_key(r.chunk_id), int(lengths[0][i]), int(lengths[1][i]), 1)
+            for i, r in enumerate(rows)
+        ]
         con.executemany("INSERT INTO chunk VALUES(?,?,?,?,?)", chunks)
-        con.executemany(
-            "INSERT INTO block VALUES(?,?,?,?)",
-            ((field, term, seq, _pack(pairs)) for (field, term), pairs in postings.items()),
-        )
+        con.executemany("INSERT INTO block VALUES(?,?,?,?)", blocks)
         con.execute("INSERT OR REPLACE INTO info VALUES('seq', ?)", (str(seq),))
-        self._merge_crowded(list(postings))
+        self._merge_crowded(seq)
 
-    def _merge_crowded(self, touched: list[tuple[int, str]]) -> None:
-        """Concatenate the blocks of each touched term that has :data:`MERGE_BLOCKS` or more
-        (in block order: a term's postings stay in ordinal order)."""
+    def _merge_crowded(self, seq: int) -> None:
+        """Concatenate the blocks of each term that has :data:`MERGE_BLOCKS` or more (in block
+        order). One aggregate over the block keys finds them; before the index has seen that
+        many writes no term can have."""
+        if seq < MERGE_BLOCKS:
+            return
         con = self._c
-        for field, term in touched:
+        crowded = con.execute(
+            "SELECT field, term FROM block GROUP BY field, term HAVING count(*) >= ?",
+            (MERGE_BLOCKS,),
+        ).fetchall()
+        for field, term in crowded:
             blobs = con.execute(
                 "SELECT seq, data FROM block WHERE field=? AND term=? ORDER BY seq", (field, term)
             ).fetchall()
-            if len(blobs) < MERGE_BLOCKS:
-                continue
             con.execute("DELETE FROM block WHERE field=? AND term=?", (field, term))
             con.execute(
                 "INSERT INTO block VALUES(?,?,?,?)",
