@@ -211,14 +211,11 @@ class _Doctor:
 
     def _keyword_index(self, reader: Any, wanted: set[str]) -> None:
         """Every chunk manifests name has postings in the reader copy's keyword index."""
-        from ragit.store.terms import chunk_key
-
         try:
-            held = reader.terms().live_keys()
+            unindexed = reader.terms().missing(wanted)
         except RagitError as exc:
             self.add("store.keyword-index", False, exc.message, REBUILD)
             return
-        unindexed = sorted(cid for cid in wanted if chunk_key(cid) not in held)
         self.add(
             "store.keyword-index",
             not unindexed,

@@ -27,7 +27,7 @@ from ragit.store.copies import canonical_path, copy_name, make_copy, prune_copie
 from ragit.store.journal_scan import scan_journals
 from ragit.store.lock import WriterLock
 from ragit.store.meta import StoreMeta, next_dir, now_iso, prev_dir, read_meta, write_meta
-from ragit.store.terms import TermReader, chunk_key
+from ragit.store.terms import TermReader
 from ragit.workspace import Workspace
 
 # Canonical collections open for writing in this process (publish refuses to copy them).
@@ -159,10 +159,9 @@ def _unindexed(collection_dir: Path, required: set[str]) -> set[str]:
     """The ids of ``required`` the keyword index of ``collection_dir`` lacks."""
     reader = TermReader.open(collection_dir)
     try:
-        held = reader.live_keys()
+        return set(reader.missing(required))
     finally:
         reader.close()
-    return {cid for cid in required if chunk_key(cid) not in held}
 
 
 def publish(ws: Workspace, lock: WriterLock, *, referenced: Iterable[str] = ()) -> StoreMeta:

@@ -340,10 +340,14 @@ class TermReader:
             )
         return self._chunks
 
-    def live_keys(self) -> set[int]:
-        """The keys of every chunk the index holds live."""
+    def missing(self, ids: Iterable[str]) -> list[str]:
+        """The ids of ``ids`` the index does not hold live (sorted, distinct)."""
+        wanted = sorted(set(ids))
+        if not wanted:
+            return []
         c = self.chunks()
-        return set(c.keys[c.live].tolist())
+        held = np.isin(keys_of(wanted), c.keys[c.live])
+        return [cid for cid, ok in zip(wanted, held.tolist(), strict=True) if not ok]
 
     def postings(self, field: str, term: str) -> Any:
         """The postings of ``term`` in ``field``: a structured array of ``ord``/``tf``, one
