@@ -66,6 +66,8 @@ class RetrievalConfig(_Section):
     # None: the embedding provider's measured default (0.3 for local-placeholder).
     alpha: float | None = Field(default=None, ge=0.0, le=1.0)
     top_k: int = Field(default=5, ge=1, le=200)
+    # Hits one document may contribute to a durable query's answer (0: no limit).
+    hits_per_document: int = Field(default=1, ge=0, le=200)
 
 
 class MemoryConfig(_Section):

@@ -19,11 +19,12 @@ LETTERS = "abcdefghijklmnopqrstuvwxy"
 
 
 def _dense_docs() -> dict[str, str]:
-    """75 sections of ~450 one-letter words, each a chunk of its own mentioning "zebra"."""
+    """90 sections of ~450 one-letter words in 30 documents (a query answers with one hit per
+    document), each a chunk of its own mentioning "zebra"."""
     files: dict[str, str] = {}
-    for f in range(3):
+    for f in range(30):
         parts = [f"# Dense notes {f}\n"]
-        for s in range(25):
+        for s in range(3):
             words = [LETTERS[(f * 7 + s * 3 + i) % 25] for i in range(450)]
             parts.append(f"## Part {f}-{s}\n\nzebra {' '.join(words)} zebra\n")
         files[f"docs/dense-{f}.md"] = "\n".join(parts)

@@ -49,6 +49,12 @@ def test_words_follow_unicode_word_segmentation() -> None:
         "queri",
     ]
     assert en_terms("x" * 41) == []
+    # A word ends where a Hangul run begins: the particle is not part of the API name.
+    assert en_terms("React.lazy로 state를 useFormStatus의") == [
+        "react.lazi",
+        "state",
+        "useformstatus",
+    ]
     assert cjk_terms("커밋을 작성 a 한") == ["커밋", "밋을", "작성"]
     assert query_terms(["a", "b", "a"]) == [("a", 2), ("b", 1)]
 
@@ -169,21 +175,76 @@ def test_an_unknown_term_scores_nothing(tmp_path: Path, field: str) -> None:
     reader.close()
 
 
-def test_an_index_of_another_version_or_a_damaged_one_is_a_typed_error(tmp_path: Path) -> None:
+def _stamp_other_rules(path: Path) -> None:
     import sqlite3
 
+    con = sqlite3.connect(path)
+    con.execute("UPDATE info SET value='layout-1/terms-1' WHERE key='version'")
+    con.commit()
+    con.close()
+
+
+def test_an_index_of_other_rules_is_refused_by_readers_and_emptied_by_writers(
+    tmp_path: Path,
+) -> None:
+    """Readers never score with statistics of text split another way; the writer starts the
+    index over (its store writer then indexes every stored row again)."""
     from ragit.contract.errors import SnapshotStoreUnavailable
 
     writer = TermWriter.open(tmp_path)
     writer.add([_row(_cid(1), "alpha")])
     writer.close()
-    con = sqlite3.connect(tmp_path / TERMS_NAME)
-    con.execute("UPDATE info SET value='layout-0/terms-0' WHERE key='version'")
-    con.commit()
-    con.close()
-    for opener in (TermReader.open, TermWriter.open):
-        with pytest.raises(SnapshotStoreUnavailable, match="version"):
-            opener(tmp_path)
+    _stamp_other_rules(tmp_path / TERMS_NAME)
+    with pytest.raises(SnapshotStoreUnavailable, match="version 'layout-1/terms-1'"):
+        TermReader.open(tmp_path)
+    writer = TermWriter.open(tmp_path)
+    assert writer.count() == 0
+    assert writer.missing([_cid(1)]) == [_cid(1)]
+    writer.add([_row(_cid(1), "alpha")])
+    writer.close()
+    reader = TermReader.open(tmp_path)
+    assert len(reader.postings("en", "alpha")) == 1
+    reader.close()
+
+
+def test_a_store_indexed_under_older_term_rules_is_reindexed_by_the_next_ingest(
+    tmp_path: Path,
+) -> None:
+    """An upgrade that changes how text is split into terms (``state를`` is ``state`` +
+    a particle since terms-2): queries name the recovery until a writer re-indexes; the next
+    ingest re-indexes every stored row and the answers are the ones a fresh index gives."""
+    repo = indexed_repo(tmp_path, "docs-basic")
+    s = repo.head()
+    fresh = repo.query(QUESTION, top_k=5)["hits"]
+    meta = json.loads((repo.ws.store_dir / "meta.json").read_text(encoding="utf-8"))
+    for where in (
+        copy_path(repo.ws, meta["storeId"], meta["generation"]),
+        repo.ws.store_dir / "chunks",
+    ):
+        _stamp_other_rules(where / TERMS_NAME)
+    # As the older RAGit published it: its fingerprint names the files as they are.
+    from ragit.store.meta import read_meta, write_meta
+    from ragit.store.publishing import canonical_digest
+
+    meta_now = read_meta(repo.ws)
+    assert meta_now is not None
+    write_meta(
+        repo.ws,
+        meta_now.evolve(extra={**meta_now.extra, "canonicalDigest": canonical_digest(repo.ws)}),
+    )
+    run = repo.ragit("query", QUESTION, "--format", "json")
+    assert run.code == 3 and run.error["code"] == "SNAPSHOT_STORE_UNAVAILABLE", run.output
+    assert REBUILD in json.dumps(run.error)
+    repo.commit({"docs/notes/extra.md": "# Extra\n\nAn unrelated note about tea.\n"}, "extra")
+    repo.ingest()
+    assert repo.query(QUESTION, at=s, top_k=5)["hits"] == fresh
+    report, error = repo.doctor()
+    assert error is None, [c for c in report["checks"] if not c["ok"]]
+
+
+def test_a_damaged_index_is_a_typed_error(tmp_path: Path) -> None:
+    from ragit.contract.errors import SnapshotStoreUnavailable
+
     (tmp_path / TERMS_NAME).write_bytes(b"not a database" * 100)
     for opener in (TermReader.open, TermWriter.open):
         with pytest.raises(SnapshotStoreUnavailable, match="store-rebuild"):

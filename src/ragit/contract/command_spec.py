@@ -38,6 +38,7 @@ CONFIG_KEYS: tuple[str, ...] = (
     "hooks.post_checkout",
     "retrieval.alpha",
     "retrieval.top_k",
+    "retrieval.hits_per_document",
     "memory.recall_top_k",
     "memory.corpus_dir",
     "security.secret_masking",

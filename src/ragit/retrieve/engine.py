@@ -13,16 +13,20 @@ snapshot alone:
 
 Scores (all in [0, 1]):
 
-* ``scoreKeyword``: each field's BM25 divided by its maximum over the candidate
-  set, mixed by the query's script composition (the share of Latin word tokens
-  vs. CJK characters in the question), so an English query is judged by the
-  word index and a Korean one by the bigram index;
+* ``scoreKeyword``: the two fields' BM25 added (both are in idf units, so a rare
+  Latin API name and a rare Hangul bigram of one mixed question count alike) and
+  divided by the sum's maximum over the candidate set; half of it is the chunk's
+  own, half its document's (:data:`DOC_WEIGHT`);
 * ``scoreVector``: cosine similarity to the question, divided by its maximum over
   the candidate set (raw cosines of different embedders live in different
   ranges; dividing by the maximum keeps their ratios and puts them on the same
   footing as BM25);
 * ``retrieval = α·vector + (1−α)·keyword``, α = ``retrieval.alpha``;
 * ``scoreFinal = 0.80·retrieval + 0.15·authority + 0.05·recency``.
+
+A document contributes at most ``retrieval.hits_per_document`` hits (default 1; 0 = no
+limit): its best chunks by ``scoreFinal``; its other chunks leave the candidate set, so
+the top ``k`` names ``k`` documents where one long document would otherwise fill it.
 
 Recency is measured from the commit time of the selected snapshot, never from
 the wall clock; durable documents are as recent as the snapshot (weight 1.0).
@@ -60,6 +64,9 @@ NGRAM_ALPHA = 0.3
 # the default embedding): kep-dev-v1 A 0.7563 -> 0.8033, B 0.7804 -> 0.8024; ko-react-dev-v1
 # A 0.6788 -> 0.7189, B 0.6486 -> 0.7063 (docs/benchmarks.md).
 DOC_WEIGHT = 0.5
+# Hits a document contributes by default (retrieval.hits_per_document). Chosen on half A of each
+# real development set (1, 2, 3 and no limit tried), confirmed on half B (docs/benchmarks.md).
+HITS_PER_DOCUMENT = 1
 SCOPE_AUTHORITY = {"durable": 1.0, "harness": 0.9, "session": 0.8, "evidence": 0.4}
 
 
@@ -242,6 +249,7 @@ def retrieve_durable(
     alpha: float,
     pool: int | None = None,
     multilingual: bool = True,
+    per_document: int = HITS_PER_DOCUMENT,
 ) -> list[Hit]:
     """Rank the durable chunks of ``manifest`` for ``question``; return the top ``top_k`` hits.
 
@@ -274,9 +282,8 @@ def retrieve_durable(
         documents = [doc.chunk_ids for doc in manifest.docs] if DOC_WEIGHT > 0 else ()
         st = snapshot_terms(terms, allowed, manifest, snapshot_sha, documents)
         for field_name, query in (("en", en_query), ("cjk", cjk_query)):
-            ks = bm25(terms, st, field_name, query)
-            keyword_scores.append(ks)
-            candidates.update(best(st, _mixed(ks), nominate))
+            keyword_scores.append(bm25(terms, st, field_name, query))
+        candidates.update(best(st, _mixed(_summed(keyword_scores)), nominate))
     vec_hits: dict[str, float] = {}
     if question_vector is not None and alpha > 0:
         vec_hits = _restricted(
@@ -311,10 +318,11 @@ def retrieve_durable(
         raw_cosine = dict(vec_hits)
     max_en = max(bm25_en.values(), default=0.0)
     max_cjk = max(bm25_cjk.values(), default=0.0)
-    max_doc_en = max(doc_en.values(), default=0.0)
-    max_doc_cjk = max(doc_cjk.values(), default=0.0)
+    sum_chunk = {cid: bm25_en.get(cid, 0.0) + bm25_cjk.get(cid, 0.0) for cid in candidates}
+    sum_doc = {cid: doc_en.get(cid, 0.0) + doc_cjk.get(cid, 0.0) for cid in candidates}
+    max_chunk = max(sum_chunk.values(), default=0.0)
+    max_doc = max(sum_doc.values(), default=0.0)
     max_vec = max(vec_hits.values(), default=0.0)
-    w_sum = (w_en if max_en > 0 else 0.0) + (w_cjk if max_cjk > 0 else 0.0)
     stored = reader.fetch(sorted(candidates))
     ngram = _ngram_similarities(question, stored) if ngram_share > 0 else {}
     max_ngram = max(ngram.values(), default=0.0)
@@ -322,10 +330,8 @@ def retrieve_durable(
     if absent:
         raise _missing_chunks(snapshot_sha, reader, len(absent), len(candidates))
     w_total = w_en + w_cjk
-    field_weights = {
-        "en": (w_en if max_en > 0 else 0.0) / w_sum if w_sum else 0.0,
-        "cjk": (w_cjk if max_cjk > 0 else 0.0) / w_sum if w_sum else 0.0,
-    }
+    # The fields are added as they are: each weighs 1 where the question has terms for it.
+    field_weights = {"en": float(bool(en_query)), "cjk": float(bool(cjk_query))}
     hits: list[Hit] = []
     for cid in candidates:
         chunk = stored[cid]
@@ -339,16 +345,13 @@ def retrieve_durable(
                 "bm25": {"en": bm25_en.get(cid, 0.0), "cjk": bm25_cjk.get(cid, 0.0)},
                 "max": {"en": max_en, "cjk": max_cjk},
                 "fieldWeights": field_weights,
+                "sumMax": {"chunk": max_chunk, "document": max_doc},
             },
             "coverage": coverage,
         }
         if raw_cosine:
             raw["vector"] = {"cosine": raw_cosine.get(cid, 0.0), "max": max_vec}
-        n_en = _blend(bm25_en.get(cid, 0.0), max_en, doc_en.get(cid, 0.0), max_doc_en)
-        n_cjk = _blend(bm25_cjk.get(cid, 0.0), max_cjk, doc_cjk.get(cid, 0.0), max_doc_cjk)
-        keyword = (
-            (w_en * n_en * (max_en > 0) + w_cjk * n_cjk * (max_cjk > 0)) / w_sum if w_sum else 0.0
-        )
+        keyword = _blend(sum_chunk[cid], max_chunk, sum_doc[cid], max_doc)
         vector = vec_hits.get(cid, 0.0) / max_vec if max_vec > 0 else 0.0
         if question_vector is None or alpha <= 0:
             mode, a = "keyword", 0.0
@@ -391,7 +394,21 @@ def retrieve_durable(
                 )
             )
     hits.sort(key=Hit.sort_key)
-    return hits[:top_k]
+    return _per_document(hits, per_document)[:top_k]
+
+
+def _per_document(hits: list[Hit], limit: int) -> list[Hit]:
+    """``hits`` (in rank order) keeping each document's first ``limit`` (0: all)."""
+    if limit <= 0:
+        return hits
+    seen: dict[str, int] = {}
+    kept: list[Hit] = []
+    for hit in hits:
+        count = seen.get(hit.document_id, 0)
+        if count < limit:
+            kept.append(hit)
+        seen[hit.document_id] = count + 1
+    return kept
 
 
 def _blend(chunk: float, chunk_max: float, document: float, document_max: float) -> float:
@@ -402,6 +419,13 @@ def _blend(chunk: float, chunk_max: float, document: float, document_max: float)
         return own
     whole = document / document_max if document_max > 0 else 0.0
     return (1.0 - DOC_WEIGHT) * own + DOC_WEIGHT * whole
+
+
+def _summed(fields: list[KeywordScores]) -> KeywordScores:
+    """The fields' BM25 added, chunk by chunk and document by document."""
+    chunk = sum((ks.chunk for ks in fields[1:]), fields[0].chunk)
+    document = sum((ks.document for ks in fields[1:]), fields[0].document)
+    return KeywordScores(chunk, fields[0].coverage, document)
 
 
 def _mixed(ks: KeywordScores) -> Any:

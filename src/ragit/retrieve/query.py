@@ -169,8 +169,21 @@ class Engine:
 
 
 def retrieve_hits(
-    ws: Workspace, engine: Engine, text: str, at: str | None, scope: str, top_k: int
+    ws: Workspace,
+    engine: Engine,
+    text: str,
+    at: str | None,
+    scope: str,
+    top_k: int,
+    *,
+    per_document: int | None = 0,
 ) -> tuple[Any, list[Hit], list[str]]:
+    """The selected snapshot, its hits for ``text`` and the selection's warnings.
+
+    ``per_document``: hits one document may contribute (0: no limit; None: the configured
+    ``retrieval.hits_per_document``, what ``query`` answers with). ``context pack`` and
+    ``memory recall`` take every passage and decide themselves what to keep.
+    """
     from ragit.config import load_config
     from ragit.snapshot._git import GitRepo
     from ragit.snapshot.selection import dirty_warning, select_snapshot
@@ -198,6 +211,9 @@ def retrieve_hits(
             top_k=top_k,
             alpha=alpha,
             multilingual=spec.multilingual,
+            per_document=(
+                cfg.retrieval.hits_per_document if per_document is None else per_document
+            ),
         )
     if scope != "durable":
         from ragit.retrieve.artifacts import KEYWORD_ONLY_WARNING, artifact_hits, merge_hits
@@ -255,7 +271,7 @@ def run_query(ws: Workspace, req: QueryRequest, engine: Engine | None = None) ->
     engine = engine or Engine(ws)
     try:
         selection, hits, warnings = retrieve_hits(
-            ws, engine, req.question, req.at, req.scope, req.top_k
+            ws, engine, req.question, req.at, req.scope, req.top_k, per_document=None
         )
     finally:
         if own:

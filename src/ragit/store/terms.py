@@ -116,9 +116,13 @@ class TermWriter:
     def open(cls, collection_dir: Path) -> TermWriter:
         """Open (creating when missing) the index of ``collection_dir``.
 
+        An index built under other term rules (another :data:`VERSION`) is emptied in one
+        transaction and stamped with this version: its statistics describe text split another
+        way, so it is never mixed with new postings. The store writer then indexes every
+        stored row again (:meth:`count` is below the collection's).
+
         Raises:
-            SnapshotStoreUnavailable: the file is not a RAGit keyword index, or one built
-                under other term rules.
+            SnapshotStoreUnavailable: the file is not a RAGit keyword index.
         """
         try:
             con = sqlite3.connect(index_path(collection_dir), isolation_level=None)
@@ -127,11 +131,11 @@ class TermWriter:
             if row is None:
                 con.execute("INSERT INTO info VALUES('version', ?)", (VERSION,))
             elif row[0] != VERSION:
-                con.close()
-                raise _unavailable(
-                    f"the store's keyword index is version {row[0]!r}, this RAGit writes "
-                    f"{VERSION!r}"
-                )
+                con.execute("BEGIN IMMEDIATE")
+                con.execute("DELETE FROM block")
+                con.execute("DELETE FROM chunk")
+                con.execute("UPDATE info SET value=? WHERE key='version'", (VERSION,))
+                con.execute("COMMIT")
         except sqlite3.Error as exc:
             raise _unavailable(f"cannot open the store's keyword index ({exc})") from exc
         return cls(con)

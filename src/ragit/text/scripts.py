@@ -39,10 +39,13 @@ _CJK_RANGES = f"{HANGUL_JAMO}{KANA}{HANGUL_COMPAT_JAMO}{CJK_EXT_A}{CJK_UNIFIED}{
 # One Hangul/kana/Han character, compatibility ideographs excluded (see the module docstring).
 CJK_CHAR = re.compile(f"[{_CJK_RANGES}]")
 # A run of Hangul/kana/Han, compatibility ideographs included: the search_cjk field's text.
-CJK_RUN = re.compile(f"[{_CJK_RANGES}{CJK_COMPAT_IDEOGRAPHS}]+")
+CJK_RUN_CLASS = f"{_CJK_RANGES}{CJK_COMPAT_IDEOGRAPHS}"
+CJK_RUN = re.compile(f"[{CJK_RUN_CLASS}]+")
 
 # A run of letters and digits of any script (``_`` separates words).
 WORD = re.compile(r"[^\W_]+", re.UNICODE)
+# A run of letters and digits outside the CJK runs (``state`` of ``state를``).
+LATIN_WORD = re.compile(f"[^\\W_{CJK_RUN_CLASS}]+")
 
 # Placeholder embedding words (ngram-hash-1), on NFKC-folded text: a run of Hangul
 # syllables, a run of kana/Han, or a run of other letters and digits.
@@ -71,7 +74,8 @@ def has_cjk(text: str) -> bool:
 def script_weights(question: str) -> tuple[float, float]:
     """Share of the question that is Latin-script words vs. CJK characters."""
     cjk = len(CJK_CHAR.findall(question))
-    latin = sum(1 for w in WORD.findall(question) if not CJK_CHAR.search(w))
+    # Latin words counted apart from the Korean particles written onto them (``state를``).
+    latin = len(LATIN_WORD.findall(question))
     if cjk == 0 and latin == 0:
         return 1.0, 0.0
     # A CJK word of n characters carries about one term per two characters.

@@ -30,13 +30,15 @@ from functools import lru_cache
 
 import Stemmer
 
-from ragit.text.scripts import CJK_RUN
+from ragit.text.scripts import CJK_RUN, CJK_RUN_CLASS
 
-# A word: letters, digits and ``_``, joined across ' ’ . between two of them (UAX #29's
-# MidLetter/MidNumLet between letters or digits).
-_WORD = re.compile(r"\w+(?:['\u2019.]\w+)*")
+# A word: letters, digits and ``_`` outside the CJK runs, joined across ' ’ . between two of
+# them (UAX #29's MidLetter/MidNumLet between letters or digits). A word ends where a CJK run
+# begins: in ``useState를`` or ``React.lazy로`` the Korean particle is not part of the API name.
+_LETTER = rf"[^\W{CJK_RUN_CLASS}]"
+_WORD = re.compile(rf"{_LETTER}+(?:['\u2019.]{_LETTER}+)*")
 
-TERMS_VERSION = "terms-1"
+TERMS_VERSION = "terms-2"
 MAX_TERM = 40
 
 _STEMMER = Stemmer.Stemmer("english")
