@@ -38,7 +38,7 @@ _DEV_HEADING = re.compile(
     re.IGNORECASE,
 )
 _ARCH_NAME = re.compile(
-    r"(^|/)(architecture|design|overview|internals)[^/]*\.(md|mdx|markdown|rst)$", re.I
+    r"(^|/)(architecture|design|overview|internals)([^/]*\.(md|mdx|markdown|rst)$|/)", re.I
 )
 _DEV_NAME = re.compile(
     r"(^|/)(contributing|development|developing|hacking|getting[-_]started|setup|install|"

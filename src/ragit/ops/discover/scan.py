@@ -349,7 +349,12 @@ def _member_dirs(patterns: list[str], dirs: set[str]) -> list[str]:
         pattern = pattern[2:] if pattern.startswith("./") else pattern
         if not pattern or pattern.startswith("!"):
             continue
-        out.update(d for d in dirs if fnmatch.fnmatchcase(d, pattern))
+        depth = None if "**" in pattern else pattern.count("/")
+        out.update(
+            d
+            for d in dirs
+            if (depth is None or d.count("/") == depth) and fnmatch.fnmatchcase(d, pattern)
+        )
     return sorted(out)
 
 

@@ -127,7 +127,16 @@ def contracts_from_config(cfg: Any) -> dict[str, Contract]:
 
 
 def headings(body: str) -> list[tuple[int, str]]:
-    """ATX headings outside code fences: ``(level, text)``."""
+    """ATX and setext headings outside code fences: ``(level, text)``."""
+    return _scan_headings(body)[0]
+
+
+def open_fence(body: str) -> str | None:
+    """The fence a document leaves open at its end (``` or ~~~), or None."""
+    return _scan_headings(body)[1]
+
+
+def _scan_headings(body: str) -> tuple[list[tuple[int, str]], str | None]:
     out: list[tuple[int, str]] = []
     fence: str | None = None
     previous = ""
@@ -149,7 +158,7 @@ def headings(body: str) -> list[tuple[int, str]]:
             out.append((len(match.group(1)), match.group(2)))
         elif _SETEXT.match(line) and prior.strip() and not _ATX.match(prior):
             out.append((1 if line.lstrip().startswith("=") else 2, prior.strip()))
-    return out
+    return out, fence
 
 
 def _frontmatter_type(fields: dict[str, str]) -> tuple[bool, str | None, str | None]:
@@ -268,16 +277,15 @@ def refreshed(text: str, doc_type: str, contract: Contract, path: str) -> str:
                 first = re.match(r"---[ \t]*\r?\n", head)
                 assert first is not None
                 head = head[: first.end()] + f"type: {doc_type}{nl}" + head[first.end() :]
-    if not fields:
+    created = not fields
+    if created:
         head = f"---{nl}type: {doc_type}{nl}---{nl}"
-        if tail and not tail.startswith(("\n", "\r\n")):
-            head += nl
     found = headings(normalize_text(tail))
     if not any(level == 1 for level, _ in found):
         h1 = f"# {contract.prefix} {title_from_path(path)}{nl}{nl}"
         lead = re.match(r"(?:[ \t]*\r?\n)*", tail)
         cut = lead.end() if lead is not None else 0
-        if cut == 0 and head:
+        if cut == 0 and head and not created:
             h1 = nl + h1
         tail = tail[:cut] + h1 + tail[cut:]
     names = {_norm(t) for _, t in found}
@@ -292,7 +300,12 @@ def refreshed(text: str, doc_type: str, contract: Contract, path: str) -> str:
     if additions:
         if tail and not tail.endswith(("\n", "\r")):
             tail += nl
+        fence = open_fence(normalize_text(tail))
+        if fence is not None:  # close it, or the new sections would be code
+            tail += fence + nl
         tail += "".join(nl + a for a in additions)
+    if created and tail and not tail.startswith(("\n", "\r\n")):
+        head += nl
     return bom + head + tail
 
 

@@ -448,3 +448,39 @@ def create(
         "violations": violations(text, doc_type, contract),
         "reconcile": _index_after(ws, cfg, dry_run=dry_run),
     }
+
+
+# ---------------------------------------------------------------- ingest
+
+
+def validate_commit_docs(
+    ws: Workspace, cfg: RagitConfig, commit_sha: str | None, paths: list[str]
+) -> dict[str, Any]:
+    """``docAuthority`` of an ingest (``docs_authority.validate_on_ingest``): the ingested
+    documents, read from the commit, against their contracts. Reports; never blocks."""
+    from ragit.snapshot._git import GitRepo
+
+    contracts = contracts_from_config(cfg)
+    checked = 0
+    skipped = 0
+    count = 0
+    files: list[dict[str, Any]] = []
+    git = GitRepo(ws.root) if commit_sha else None
+    for rel in sorted(paths):
+        blob = git.blob_at(commit_sha, rel) if git is not None and commit_sha else None
+        text = None if blob is None or git is None else _decode(git.read_blob(blob))
+        if text is None:
+            skipped += 1
+            continue
+        found = detect(rel, text)
+        if found == UNKNOWN or is_directory_index(rel):
+            skipped += 1
+            continue
+        checked += 1
+        found_violations = violations(text, found, contracts[found])
+        count += len(found_violations)
+        if found_violations:
+            files.append(
+                {"path": rel, "docType": found, "violations": [v["code"] for v in found_violations]}
+            )
+    return {"validated": checked, "violations": count, "skipped": skipped, "files": files}
