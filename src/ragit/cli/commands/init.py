@@ -222,12 +222,21 @@ def _render_report(data: InitData) -> list[str]:
 
 def run(inv: Invocation) -> Outcome:
     """Handler for `ragit init`."""
+    from ragit.contract.errors import InputInvalid
+    from ragit.ops.discover.assess import MODES, STRATEGIES
+
+    mode = str(inv.params.get("mode") or "auto")
+    strategy = str(inv.params.get("strategy") or "minimal")
+    if mode not in MODES:
+        raise InputInvalid("mode", f"unknown mode {mode!r}", allowed=list(MODES))
+    if strategy not in STRATEGIES:
+        raise InputInvalid("strategy", f"unknown strategy {strategy!r}", allowed=list(STRATEGIES))
     data = init_repository(
         inv.start_dir,
         git_init=bool(inv.params.get("git_init")),
         dry_run=inv.dry_run,
-        mode=str(inv.params.get("mode") or "auto"),
-        strategy=str(inv.params.get("strategy") or "minimal"),
+        mode=mode,
+        strategy=strategy,
     )
     inv._root, inv._root_searched = Path(data.root), True
     return Outcome(data=data.dump(), text=lambda: _render(data))
