@@ -10,8 +10,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ragit.ingest.doctype import detect_doc_type
 from ragit.ops.discover.assess import classify, coverage, knowledge_map, maturity
-from ragit.ops.discover.scan import scan_repository
+from ragit.ops.discover.scan import _detect_head, scan_repository
 
 
 def _repo(root: Path, files: dict[str, str]) -> Path:
@@ -72,6 +76,7 @@ def test_a_single_package_python_project_is_an_existing_repository(tmp_path: Pat
         "CONTRIBUTING.md": "# Contributing\n",
         "docs/architecture.md": "# Architecture\n",
         "docs/adr/0001-use-click.md": "# ADR: Use click\n",
+        "tests/fixtures/docs/adr/0001-test-data.md": "# ADR: Test data\n",
         "src/x/__init__.py": "",
         "src/x/cli.py": "import click\n",
         "Dockerfile": "FROM python\n",
@@ -93,6 +98,7 @@ def test_a_single_package_python_project_is_an_existing_repository(tmp_path: Pat
         "packageOwnershipMap": "partial",
         "ingestionPolicy": "missing",
     }
+    assert cov["decisionRecords"]["sources"] == ["docs/adr/0001-use-click.md"]  # not test data
     scores = maturity(scan, cov)
     assert set(scores) == {
         "discoverability",
@@ -179,3 +185,37 @@ def test_init_balanced_writes_drafts_once_and_a_rerun_changes_nothing(tmp_path: 
     second = init()
     assert second["actions"]["created"] == []  # type: ignore[index]
     assert tree() == after_first
+
+
+_HEAD_LINES = st.sampled_from(
+    [
+        "---",
+        "...",
+        "type: adr",
+        "type: note",
+        "# comment in frontmatter",
+        "title: Plan",
+        "# ADR: x",
+        "# Glossary of things",
+        "Roadmap",
+        "=====",
+        "```",
+        "# Plan inside a fence",
+        "```",
+        "text",
+        "## SRS",
+        "",
+    ]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    lines=st.lists(_HEAD_LINES, max_size=12),
+    path=st.sampled_from(["docs/x.md", "docs/adr/x.md", "notes/plan.md", "README.md"]),
+)
+def test_the_scan_detects_the_type_from_a_head_exactly_as_ingest_does(
+    lines: list[str], path: str
+) -> None:
+    text = "\n".join(lines)
+    assert _detect_head(path, text) == detect_doc_type(path, text)

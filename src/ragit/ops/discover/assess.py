@@ -87,9 +87,38 @@ def _readme_headings(root: Path, scan: Scan) -> list[str]:
     return re.findall(r"^ {0,3}#{1,6}[ \t]+(.+?)[ \t#]*$", text, re.MULTILINE)
 
 
+# Documents under these directories are test data or someone else's, not this project's
+# knowledge: they are counted by the scan but never cover a slot.
+NOT_KNOWLEDGE = frozenset(
+    {
+        "fixtures",
+        "fixture",
+        "tests",
+        "test",
+        "testdata",
+        "examples",
+        "example",
+        "vendor",
+        "third_party",
+        "third-party",
+        "node_modules",
+    }
+)
+
+
+def knowledge_docs(scan: Scan) -> list[Any]:
+    """The scan's markdown documents that can describe this project."""
+    return [
+        d
+        for d in scan.docs
+        if d.path.lower().endswith((".md", ".mdx", ".markdown"))
+        and not NOT_KNOWLEDGE & {s.lower() for s in d.path.split("/")[:-1]}
+    ]
+
+
 def coverage(root: Path, scan: Scan, *, initialized: bool) -> dict[str, dict[str, Any]]:
     """Each knowledge slot of UR §12.1: ``{status: sufficient|partial|missing, sources}``."""
-    md = [d for d in scan.docs if d.path.lower().endswith((".md", ".mdx", ".markdown"))]
+    md = knowledge_docs(scan)
     out: dict[str, dict[str, Any]] = {}
     overview = [p for p in ("README.md", "RAGIT.md", "README.rst") if scan.has(p)]
     readme = scan.doc("README.md")
@@ -102,7 +131,7 @@ def coverage(root: Path, scan: Scan, *, initialized: bool) -> dict[str, dict[str
     else:
         out["projectOverview"] = _slot("missing", [])
 
-    dev = [d.path for d in scan.docs if _DEV_NAME.search(d.path)]
+    dev = [d.path for d in md if _DEV_NAME.search(d.path)]
     readme_dev = [h for h in _readme_headings(root, scan) if _DEV_HEADING.search(h)]
     if dev:
         out["localDevelopmentGuide"] = _slot("sufficient", dev)
@@ -163,7 +192,7 @@ def maturity(scan: Scan, cov: dict[str, dict[str, Any]]) -> dict[str, int]:
     def s(slot: str) -> float:
         return _SCORE[cov[slot]["status"]]
 
-    md = [d for d in scan.docs if d.path.lower().endswith((".md", ".mdx", ".markdown"))]
+    md = knowledge_docs(scan)
     typed = sum(1 for d in md if d.doc_type != "unknown")
     typed_share = typed / len(md) if md else 0.0
     agents = 1.0 if scan.has("AGENTS.md") else 0.0
@@ -203,7 +232,7 @@ def maturity(scan: Scan, cov: dict[str, dict[str, Any]]) -> dict[str, int]:
 
 def knowledge_map(scan: Scan, cov: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     """Where each kind of knowledge lives today: ``[{slot, sources}]`` in UR order."""
-    md = [d for d in scan.docs if d.path.lower().endswith((".md", ".mdx", ".markdown"))]
+    md = knowledge_docs(scan)
 
     def typed(*types: str) -> list[str]:
         return [d.path for d in md if d.doc_type in types]
