@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ragit import _faults as faults
 from ragit.ops.discover.assess import classify, coverage, knowledge_map, maturity
 from ragit.ops.discover.bootstrap import (
     AGENTS,
@@ -70,6 +71,7 @@ def discover(
             continue
         if write_new(root, action.path, action.content):
             created.append(action.path)
+            faults.reach("init-draft-written")
         else:
             skipped.append(action.path)
     missing_templates, existing_templates, contents = template_actions(root, writes=writes)

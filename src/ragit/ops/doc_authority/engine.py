@@ -20,6 +20,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from ragit import _faults as faults
 from ragit.config import RagitConfig
 from ragit.contract.errors import InputInvalid, NotInitialized
 from ragit.ingest.doctype import DOC_TYPES, UNKNOWN
@@ -337,6 +338,7 @@ def refresh(
         if not dry_run:
             _write_inserting(ws.root / doc.path, doc.raw, new)
             done.append(doc.path)
+            faults.reach("doc-refresh-written")
     return {
         "dryRun": dry_run,
         "docType": doc_type,
