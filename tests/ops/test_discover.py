@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from ragit.ingest.doctype import detect_doc_type
 from ragit.ops.discover.assess import classify, coverage, knowledge_map, maturity
-from ragit.ops.discover.scan import _detect_head, scan_repository
+from ragit.ops.discover.scan import scan_repository
+from ragit.ops.doc_authority.contracts import detect_head
 
 
 def _repo(root: Path, files: dict[str, str]) -> Path:
@@ -218,4 +219,4 @@ def test_the_scan_detects_the_type_from_a_head_exactly_as_ingest_does(
     lines: list[str], path: str
 ) -> None:
     text = "\n".join(lines)
-    assert _detect_head(path, text) == detect_doc_type(path, text)
+    assert detect_head(path, text) == detect_doc_type(path, text)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ragit.ingest.doctype import UNKNOWN
-from ragit.ops.doc_authority.contracts import detect
+from ragit.ops.doc_authority.contracts import detect, detect_head
 from ragit.ops.doc_authority.tree import list_tree
 
 HEAD_BYTES = 1536
@@ -260,29 +260,6 @@ def _size(root: Path, rel: str) -> int:
         return 0
 
 
-_FM_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE)
-_ATX_LINE = re.compile(r"^ {0,3}#{1,6}(?:[ \t].*)?$", re.MULTILINE)
-
-
-def _detect_head(path: str, head: str) -> str:
-    """:func:`detect` on the part of ``head`` that decides the type: the frontmatter and the
-    text up to the first ATX heading line (the same answer, a fraction of the work)."""
-    start = 0
-    if head.startswith(("---", "\ufeff---")):
-        close = _FM_CLOSE.search(head, head.find("\n") + 1)
-        if close is None:
-            return detect(path, head)
-        start = close.end()
-    heading = _ATX_LINE.search(head, start)
-    if (
-        heading is not None
-        and "```" not in head[start : heading.start()]
-        and "~~~" not in head[start : heading.start()]
-    ):
-        head = head[: heading.end()]
-    return detect(path, head)
-
-
 def _pattern_set(patterns: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns))
 
@@ -461,7 +438,7 @@ def scan_repository(root: Path, *, git_detected: bool) -> Scan:
             continue
         head = _head(root, f)
         if "/" in f:  # only root documents need their size and headings (project overview)
-            docs.append(ExistingDoc(f, _detect_head(f, head), 0))
+            docs.append(ExistingDoc(f, detect_head(f, head), 0))
             continue
         docs.append(
             ExistingDoc(

@@ -16,7 +16,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragit.ingest.chunking import normalize_text
 from ragit.ingest.doctype import DOC_TYPES, detect_doc_type, normalize_type, parse_frontmatter
 
 PREFIXES: dict[str, str] = {
@@ -82,6 +81,7 @@ SECTIONS: dict[str, tuple[str, ...]] = {
 
 TOPOLOGY_HEADING = re.compile(r"^#{2,6}\s*(\[[A-Z][0-9]+(?:\.[a-z0-9]+)*\])\s+\S", re.MULTILINE)
 _ATX = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$")
+_CANDIDATE = re.compile(r"^ {0,3}[#`~=-][^\n]*", re.MULTILINE)
 _SETEXT = re.compile(r"^ {0,3}(?:=+|-+)[ \t]*$")
 _FENCE = re.compile(r"^ {0,3}(```+|~~~+)")
 _NUMBER = re.compile(r"^(?:\d+(?:\.\d+)*\.?|[ivx]+\.)\s+", re.IGNORECASE)
@@ -100,9 +100,10 @@ class Contract:
 
 def _norm(heading: str) -> str:
     text = heading.strip().strip("*_`").strip()
-    text = _NUMBER.sub("", text)
+    if text[:1].isdigit() or text[:1] in "ivxIVX":
+        text = _NUMBER.sub("", text)
     text = text.rstrip(":：").strip()
-    return re.sub(r"\s+", " ", text).casefold()
+    return " ".join(text.split()).casefold()
 
 
 def contract_for(doc_type: str, configured: dict[str, list[str] | None] | None = None) -> Contract:
@@ -137,12 +138,12 @@ def open_fence(body: str) -> str | None:
 
 
 def _scan_headings(body: str) -> tuple[list[tuple[int, str]], str | None]:
+    """Headings and the fence left open, visiting only lines that can be either (a fence, an
+    ATX heading or a setext underline starts with one of ``#`~=-`` after at most 3 spaces)."""
     out: list[tuple[int, str]] = []
     fence: str | None = None
-    previous = ""
-    for raw in body.split("\n"):
-        line = raw.rstrip("\r")
-        prior, previous = previous, line
+    for candidate in _CANDIDATE.finditer(body):
+        line = candidate.group(0).rstrip("\r")
         marker = _FENCE.match(line)
         if marker is not None:
             token = marker.group(1)[0] * 3
@@ -156,9 +157,29 @@ def _scan_headings(body: str) -> tuple[list[tuple[int, str]], str | None]:
         match = _ATX.match(line)
         if match is not None:
             out.append((len(match.group(1)), match.group(2)))
-        elif _SETEXT.match(line) and prior.strip() and not _ATX.match(prior):
-            out.append((1 if line.lstrip().startswith("=") else 2, prior.strip()))
+        elif _SETEXT.match(line):
+            begin = candidate.start()
+            prior = ""
+            if begin > 0:
+                prior = body[body.rfind("\n", 0, begin - 1) + 1 : begin - 1].rstrip("\r")
+            if prior.strip() and not _ATX.match(prior):
+                out.append((1 if line.lstrip().startswith("=") else 2, prior.strip()))
     return out, fence
+
+
+def _light(text: str) -> str:
+    """LF line ends, no BOM, NFC: what the heading and frontmatter checks need (cheaper than
+    ingest's full normalization, which also trims every line; the checks ignore trailing
+    blanks)."""
+    import unicodedata
+
+    if "\ufeff" in text:
+        text = text.replace("\ufeff", "")
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if not unicodedata.is_normalized("NFC", text):
+        text = unicodedata.normalize("NFC", text)
+    return text
 
 
 def _frontmatter_type(fields: dict[str, str]) -> tuple[bool, str | None, str | None]:
@@ -175,7 +196,7 @@ def violations(text: str, doc_type: str, contract: Contract) -> list[dict[str, A
     Codes: ``frontmatter-type-missing``, ``frontmatter-type-mismatch``, ``h1-missing``,
     ``h1-prefix-mismatch``, ``section-missing``, ``topology-heading-missing``.
     """
-    fields, body = parse_frontmatter(normalize_text(text))
+    fields, body = parse_frontmatter(_light(text))
     out: list[dict[str, Any]] = []
     present, raw, declared = _frontmatter_type(fields)
     if not present:
@@ -228,6 +249,29 @@ def detect(path: str, text: str) -> str:
     return detect_doc_type(path, text)
 
 
+_FM_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE)
+_ATX_LINE = re.compile(r"^ {0,3}#{1,6}(?:[ \t].*)?$", re.MULTILINE)
+
+
+def detect_head(path: str, head: str) -> str:
+    """:func:`detect` on the part of ``head`` that decides the type: the frontmatter and the
+    text up to the first ATX heading line (the same answer, a fraction of the work)."""
+    start = 0
+    if head.startswith(("---", "\ufeff---")):
+        close = _FM_CLOSE.search(head, head.find("\n") + 1)
+        if close is None:
+            return detect(path, head)
+        start = close.end()
+    heading = _ATX_LINE.search(head, start)
+    if (
+        heading is not None
+        and "```" not in head[start : heading.start()]
+        and "~~~" not in head[start : heading.start()]
+    ):
+        head = head[: heading.end()]
+    return detect(path, head)
+
+
 def title_from_path(path: str) -> str:
     """A readable title from a file name: ``0001-use-zvec.md`` → ``0001 use zvec``."""
     stem = path.rsplit("/", 1)[-1]
@@ -261,7 +305,7 @@ def refreshed(text: str, doc_type: str, contract: Contract, path: str) -> str:
     nl = "\r\n" if "\r\n" in text else "\n"
     bom = "\ufeff" if text.startswith("\ufeff") else ""
     rest = text[len(bom) :]
-    fields, _body = parse_frontmatter(normalize_text(rest))
+    fields, _body = parse_frontmatter(_light(rest))
     present, _raw, _declared = _frontmatter_type(fields)
     head = ""  # frontmatter part of ``rest`` (kept as is, possibly with an inserted line)
     tail = rest
@@ -280,7 +324,7 @@ def refreshed(text: str, doc_type: str, contract: Contract, path: str) -> str:
     created = not fields
     if created:
         head = f"---{nl}type: {doc_type}{nl}---{nl}"
-    found = headings(normalize_text(tail))
+    found = headings(_light(tail))
     if not any(level == 1 for level, _ in found):
         h1 = f"# {contract.prefix} {title_from_path(path)}{nl}{nl}"
         lead = re.match(r"(?:[ \t]*\r?\n)*", tail)
@@ -293,14 +337,14 @@ def refreshed(text: str, doc_type: str, contract: Contract, path: str) -> str:
     for section, accepted in zip(contract.sections, contract.accepted, strict=True):
         if not names & accepted:
             additions.append(f"## {section}{nl}{nl}- TODO: describe {section.lower()}.{nl}")
-    if doc_type == "pbd" and TOPOLOGY_HEADING.search(normalize_text(tail)) is None:
+    if doc_type == "pbd" and TOPOLOGY_HEADING.search(_light(tail)) is None:
         additions.append(
             f"## [B1] Boundary{nl}{nl}- TODO: name this boundary and its bindings.{nl}"
         )
     if additions:
         if tail and not tail.endswith(("\n", "\r")):
             tail += nl
-        fence = open_fence(normalize_text(tail))
+        fence = open_fence(_light(tail))
         if fence is not None:  # close it, or the new sections would be code
             tail += fence + nl
         tail += "".join(nl + a for a in additions)

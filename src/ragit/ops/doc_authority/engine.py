@@ -28,6 +28,7 @@ from ragit.ops.doc_authority.contracts import (
     Contract,
     contracts_from_config,
     detect,
+    detect_head,
     from_template,
     refreshed,
     skeleton,
@@ -147,7 +148,7 @@ def collect(
         if raw is None or text is None:
             skipped.append({"path": rel, "reason": "unreadable or not UTF-8"})
             continue
-        found = detect(rel, text)
+        found = detect_head(rel, text)
         if found != UNKNOWN and is_directory_index(rel) and files is None:
             found = UNKNOWN  # docs/adr/README.md introduces the records; it is not one
         if found == UNKNOWN:
