@@ -8,6 +8,8 @@ from ragit.cli.invocation import Invocation, Outcome
 from ragit.contract.errors import InputInvalid
 from ragit.contract.models import WireModel
 
+TEXT_LIMIT = 200  # violation lines shown in text; JSON always lists every one
+
 
 class Violation(WireModel):
     code: str
@@ -121,9 +123,14 @@ def run_validate(inv: Invocation) -> Outcome:
             f"{data['checkedFiles']} documents checked, {data['invalidFiles']} with "
             f"{data['violations']} violations"
         ]
-        for entry in data["files"]:
-            for v in entry["violations"]:
-                lines.append(f"  {entry['path']} ({entry['docType']}): {v['message']}")
+        shown = [
+            f"  {entry['path']} ({entry['docType']}): {v['message']}"
+            for entry in data["files"]
+            for v in entry["violations"]
+        ]
+        lines += shown[:TEXT_LIMIT]
+        if len(shown) > TEXT_LIMIT:
+            lines.append(f"  ... and {len(shown) - TEXT_LIMIT} more (--format json lists all)")
         return "\n".join(lines)
 
     return Outcome(data=data, text=text)

@@ -316,7 +316,7 @@ def plan_actions(
     return actions
 
 
-def template_actions(root: Path, *, writes: bool) -> tuple[list[str], list[str], dict[str, str]]:
+def template_actions(root: Path) -> tuple[list[str], list[str], dict[str, str]]:
     """(missing templates to add, existing templates kept, contents)."""
     missing, existing, contents = [], [], {}
     for name in TEMPLATE_NAMES:

@@ -74,7 +74,7 @@ def discover(
             faults.reach("init-draft-written")
         else:
             skipped.append(action.path)
-    missing_templates, existing_templates, contents = template_actions(root, writes=writes)
+    missing_templates, existing_templates, contents = template_actions(root)
     templates_created: list[str] = []
     if writes and not dry_run:
         for rel in missing_templates:
