@@ -82,6 +82,22 @@ class SecurityConfig(_Section):
     quarantine_on_redaction: bool = True
 
 
+class DocsAuthorityConfig(_Section):
+    """Document authority (`ragit doc *`, UR §7.3–7.4). ``sections_<type>`` replaces the
+    required sections of that type's contract (None: the built-in English and Korean names)."""
+
+    validate_on_ingest: bool = False
+    canonical_root: str = "docs"
+    sections_adr: list[str] | None = None
+    sections_prd: list[str] | None = None
+    sections_srs: list[str] | None = None
+    sections_spec: list[str] | None = None
+    sections_plan: list[str] | None = None
+    sections_ddd: list[str] | None = None
+    sections_glossary: list[str] | None = None
+    sections_pbd: list[str] | None = None
+
+
 class OutputConfig(_Section):
     format: Literal["text", "json", "both"] | None = None
 
@@ -101,6 +117,7 @@ class RagitConfig(_Section):
     retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
     security: SecurityConfig = Field(default_factory=SecurityConfig)
+    docs_authority: DocsAuthorityConfig = Field(default_factory=DocsAuthorityConfig)
     output: OutputConfig = Field(default_factory=OutputConfig)
 
 
@@ -111,6 +128,8 @@ SECTIONS: dict[str, type[_Section]] = {
 
 # Keys that `init` writes; optional keys (base_url, model_path, output.format) stay unset.
 _NOT_WRITTEN = {("embedding", "base_url"), ("embedding", "model_path"), ("output", "format")}
+# Sections `init` leaves out of a new file (their defaults apply; `config set` adds them).
+_SECTIONS_NOT_WRITTEN = {"docs_authority"}
 
 
 def default_config_toml(default_branch: str | None = None) -> str:
@@ -128,6 +147,8 @@ def default_config_toml(default_branch: str | None = None) -> str:
         tomlkit.comment("Every key is described by `ragit describe config set` and docs/config.md.")
     )
     for section_name in SECTIONS:
+        if section_name in _SECTIONS_NOT_WRITTEN:
+            continue
         section = getattr(defaults, section_name)
         table = tomlkit.table()
         for key, value in section.model_dump().items():

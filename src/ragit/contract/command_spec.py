@@ -45,11 +45,22 @@ CONFIG_KEYS: tuple[str, ...] = (
     "security.remote_embedding_policy",
     "security.admission_mode",
     "security.quarantine_on_redaction",
+    "docs_authority.validate_on_ingest",
+    "docs_authority.canonical_root",
+    "docs_authority.sections_adr",
+    "docs_authority.sections_prd",
+    "docs_authority.sections_srs",
+    "docs_authority.sections_spec",
+    "docs_authority.sections_plan",
+    "docs_authority.sections_ddd",
+    "docs_authority.sections_glossary",
+    "docs_authority.sections_pbd",
     "output.format",
 )
 
 # What each command group is for (the help of `ragit <group> --help`).
 GROUP_HELP: dict[str, str] = {
+    "doc": "Document authority: validate, realign, create and index the typed docs (docs/**).",
     "config": "Read and edit .ragit/config.toml: typed keys, comments and order kept.",
     "context": "Budgeted context packets for a goal, built from the snapshot of HEAD.",
     "hooks": "Git hooks that ingest every new commit in the background.",

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from ragit.contract.command_spec import CommandSpec
 from ragit.contract.specs_core import CORE_COMMANDS
+from ragit.contract.specs_docs import DOC_COMMANDS
 from ragit.contract.specs_history import HISTORY_COMMANDS
 from ragit.contract.specs_memory import MEMORY_COMMANDS
 from ragit.contract.specs_ops import OPS_COMMANDS
@@ -25,6 +26,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
     *OPS_COMMANDS,
     *MEMORY_COMMANDS,
     *HISTORY_COMMANDS,
+    *DOC_COMMANDS,
 )
 
 

@@ -47,11 +47,17 @@ CORE_COMMANDS: tuple[CommandSpec, ...] = (
     ),
     CommandSpec(
         path="init",
-        summary="Create .ragit/config.toml and ignore RAGit's runtime state in .gitignore.",
+        summary="Scan the repository, report its knowledge, create .ragit/config.toml and "
+        "ignore entries.",
         description=(
-            "Bootstraps RAGit in a git repository: writes .ragit/config.toml with the documented "
-            "defaults and adds .gitignore entries for runtime state. Idempotent; never overwrites "
-            "user files. The store is created by the first ingest."
+            "Discover-first bootstrap: scans the working tree (languages, frameworks, package "
+            "manager, monorepo markers, CI and infrastructure files, docs and their types), "
+            "classifies the repository mode, reports knowledge-slot coverage, maturity scores, "
+            "the knowledge map and a plan that reuses existing docs first. Writes "
+            ".ragit/config.toml and .gitignore entries; --strategy balanced|full also creates "
+            "the missing stage-1 drafts (marked as inferred), templates, AGENTS.md when absent "
+            "and the guide and doc-authority indexes. Idempotent; never overwrites user files. "
+            "The store is created by the first ingest."
         ),
         handler="ragit.cli.commands.init:run",
         default_format="text",
@@ -71,9 +77,35 @@ CORE_COMMANDS: tuple[CommandSpec, ...] = (
                 "Run `git init` when the directory is not a repository.",
                 default=False,
             ),
+            Option(
+                "--mode",
+                "enum",
+                "Repository mode; auto detects it from the scan.",
+                enum=("auto", "empty", "existing", "monorepo", "docs-heavy"),
+                default="auto",
+            ),
+            Option(
+                "--strategy",
+                "enum",
+                "Stage-1 drafts: minimal writes only the config and ignore entries; balanced "
+                "adds the missing drafts, templates, AGENTS.md and indexes; full drafts even "
+                "what existing docs cover.",
+                enum=("minimal", "balanced", "full"),
+                default="minimal",
+            ),
+            Option(
+                "--merge-existing",
+                "boolean",
+                "Reuse existing docs as primary sources (always on; accepted for compatibility).",
+                default=False,
+            ),
         ),
         output_model="ragit.cli.commands.init:InitData",
-        examples=("ragit init --yes", "ragit init --yes --dry-run --format json"),
+        examples=(
+            "ragit init --yes",
+            "ragit init --yes --dry-run --format json",
+            "ragit init --yes --strategy balanced --dry-run",
+        ),
         related=("status", "config set", "ingest"),
         extra_format_aliases=("--output",),
     ),

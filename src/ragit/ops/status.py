@@ -118,6 +118,7 @@ def _store_problem(ws: Workspace) -> str | None:
 def repository_status(ws: Workspace) -> dict[str, Any]:
     """Everything `status` reports (camelCase, JSON-ready)."""
     from ragit.config import load_config, unknown_keys
+    from ragit.ops.doc_authority.summary import read_index_summary
 
     git = GitRepo(ws.root)
     head = git.head()
@@ -147,6 +148,7 @@ def repository_status(ws: Workspace) -> dict[str, Any]:
     data["hooks"] = {"lastRun": last_hook_run(ws), "log": ws.relative(ws.runtime_dir / HOOKS_LOG)}
     data["memoryLock"] = _memory_lock_block(ws)
     data["transactions"] = _transactions_block(ws)
+    data["docsAuthority"] = read_index_summary(ws)
     if cfg is not None:
         data["security"] = {
             "maskingConfigured": cfg.security.secret_masking,

@@ -417,6 +417,16 @@ class GitRepo:
             return git_dir.resolve()
         return (git_dir / pointer).resolve()
 
+    def is_ignored(self, path: str) -> bool:
+        """Whether the repo-relative ``path`` is ignored (.gitignore, info/exclude, excludesFile).
+
+        A directory is given with a trailing ``/``.
+        """
+        try:
+            return bool(self._repo.path_is_ignored(path))
+        except (pygit2.GitError, OSError):
+            return False
+
     def config_value(self, key: str) -> str | None:
         try:
             return str(self._repo.config[key])

@@ -124,4 +124,16 @@ def run(inv: Invocation) -> Outcome:
     else:
         data = run_ingest(ws, cfg, req, inv.progress)
     warnings = data.pop("warnings", [])
+    if cfg.docs_authority.validate_on_ingest:
+        from ragit.ops.doc_authority.engine import validate_commit_docs
+
+        report = validate_commit_docs(
+            ws, cfg, data.get("commitSha"), list(data.get("plannedFiles") or [])
+        )
+        data["docAuthority"] = report
+        if report["violations"]:
+            warnings.append(
+                f"{report['violations']} document contract violation(s) in "
+                f"{len(report['files'])} ingested document(s); see `ragit doc validate`"
+            )
     return Outcome(data=data, text=lambda: render(data), warnings=warnings)

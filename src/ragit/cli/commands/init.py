@@ -1,9 +1,18 @@
-"""`ragit init` — create `.ragit/config.toml` and ignore runtime state (contract §12)."""
+"""`ragit init` — discover-first bootstrap (contract §12, UR §12.1).
+
+Scans the repository and reports what knowledge it has and lacks (mode, coverage,
+maturity, knowledge map, plan), creates `.ragit/config.toml` and the ignore entries, and
+under `--strategy balanced|full` writes the missing stage-1 drafts, templates, AGENTS.md
+and the indexes (:mod:`ragit.ops.discover`). The default strategy `minimal` writes exactly
+the config and the ignore entries.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
+
+from pydantic import Field
 
 from ragit.cli.invocation import Invocation, Outcome
 from ragit.contract.errors import NotAGitRepository
@@ -33,6 +42,15 @@ class InitData(WireModel):
     config: ConfigPlan
     gitignore: GitignorePlan
     next_actions: list[str]
+    execution_mode: Literal["interactive", "non-interactive"] = "non-interactive"
+    repository_mode: Literal["empty", "existing", "monorepo", "docs-heavy"] = "existing"
+    strategy: Literal["minimal", "balanced", "full"] = "minimal"
+    scan: dict[str, Any] = Field(default_factory=dict)
+    coverage: dict[str, Any] = Field(default_factory=dict)
+    maturity: dict[str, int] = Field(default_factory=dict)
+    knowledge_map: list[dict[str, Any]] = Field(default_factory=list)
+    actions: dict[str, Any] = Field(default_factory=dict)
+    bootstrap: dict[str, Any] = Field(default_factory=dict)
 
 
 def _existing_ignore_lines(path: Path) -> set[str]:
@@ -67,7 +85,14 @@ def _default_branch(root: Path) -> str | None:
         return None
 
 
-def init_repository(start: Path, *, git_init: bool, dry_run: bool) -> InitData:
+def init_repository(
+    start: Path,
+    *,
+    git_init: bool,
+    dry_run: bool,
+    mode: str = "auto",
+    strategy: str = "minimal",
+) -> InitData:
     """Bootstrap RAGit at the repository containing ``start``.
 
     Raises:
@@ -75,6 +100,7 @@ def init_repository(start: Path, *, git_init: bool, dry_run: bool) -> InitData:
     """
     from ragit._fs import atomic_write_text
     from ragit.config import default_config_toml
+    from ragit.ops.discover.report import discover
     from ragit.snapshot._git import discover_root
     from ragit.snapshot._git import init_repository as git_init_repo
 
@@ -87,6 +113,7 @@ def init_repository(start: Path, *, git_init: bool, dry_run: bool) -> InitData:
         root = start if dry_run else git_init_repo(start)
     ws = Workspace(root)
     config_exists = ws.config_path.exists()
+    scanned_git = not (git_initialized and dry_run)
     existing = _existing_ignore_lines(ws.gitignore_path)
     missing = [e for e in GITIGNORE_ENTRIES if e not in existing and e.rstrip("/") not in existing]
     if dry_run:
@@ -101,6 +128,28 @@ def init_repository(start: Path, *, git_init: bool, dry_run: bool) -> InitData:
             _append_gitignore(ws.gitignore_path, missing)
         config_status = "exists" if config_exists else "created"
         added = missing
+    report = discover(
+        root,
+        git_detected=scanned_git,
+        initialized_before=config_exists,
+        mode=mode,
+        strategy=strategy,
+        dry_run=dry_run,
+        interactive=False,
+    )
+    next_actions = [
+        "write or review docs (README.md, docs/**), then commit them",
+        "git add .ragit/config.toml .gitignore && git commit -m 'Track the RAGit config'",
+        "ragit ingest --all",
+        "ragit hooks install",
+        "ragit status",
+    ]
+    drafts = [a["path"] for a in report["actions"]["planned"] if a["type"] == "skip"]
+    if drafts and strategy == "minimal":
+        next_actions.insert(0, "ragit init --yes --strategy balanced --dry-run  # see the drafts")
+    created = report["actions"]["created"]
+    if created:
+        next_actions[0] = "review the inferred drafts (" + ", ".join(created) + "), then commit"
     return InitData(
         dry_run=dry_run,
         root=str(root),
@@ -113,13 +162,8 @@ def init_repository(start: Path, *, git_init: bool, dry_run: bool) -> InitData:
             added_entries=added,
             existing_entries=[e for e in GITIGNORE_ENTRIES if e not in missing],
         ),
-        next_actions=[
-            "write or review docs (README.md, docs/**), then commit them",
-            "git add .ragit/config.toml .gitignore && git commit -m 'Track the RAGit config'",
-            "ragit ingest --all",
-            "ragit hooks install",
-            "ragit status",
-        ],
+        next_actions=next_actions,
+        **report,
     )
 
 
@@ -133,15 +177,66 @@ def _render(data: InitData) -> str:
         lines.append(f"- .gitignore entries planned: {len(data.gitignore.planned_entries)}")
     else:
         lines.append(f"- .gitignore entries added: {len(data.gitignore.added_entries)}")
+    lines += _render_report(data)
     lines.append("next:")
     lines += [f"  {a}" for a in data.next_actions]
     return "\n".join(lines)
 
 
+def _render_report(data: InitData) -> list[str]:
+    """The discovery summary: repository, coverage, maturity, plan."""
+    scan = data.scan
+    if not scan:
+        return []
+    langs = ", ".join(scan["languages"][:5]) or "none"
+    lines = [
+        f"repository: {data.repository_mode} (strategy {data.strategy}); "
+        f"{scan['codeFileCount']} code files, {scan['docFileCount']} docs; languages: {langs}",
+    ]
+    if scan["frameworks"]:
+        lines.append(f"  frameworks: {', '.join(scan['frameworks'])}")
+    if scan["packageManager"]:
+        lines.append(f"  package manager: {', '.join(scan['packageManagers'])}")
+    if scan["monorepo"]:
+        members = len(scan["apps"]) + len(scan["packages"])
+        lines.append(
+            f"  monorepo: {', '.join(scan['workspaceFiles']) or 'apps/packages'}; {members} units"
+        )
+    lines.append("coverage:")
+    for slot, entry in data.coverage.items():
+        sources = ", ".join(entry["sources"][:3])
+        more = "" if len(entry["sources"]) <= 3 else f" (+{len(entry['sources']) - 3})"
+        lines.append(f"  {slot:<22} {entry['status']:<10} {sources}{more}")
+    lines.append("maturity: " + ", ".join(f"{k} {v}" for k, v in data.maturity.items()))
+    lines.append("plan:")
+    for action in data.actions.get("planned", []):
+        lines.append(f"  {action['type']:<6} {action['path']} — {action['reason']}")
+    authority = data.bootstrap.get("docsAuthority") or {}
+    if authority:
+        lines.append(
+            f"docs authority: {authority.get('tracked', 0)} tracked, "
+            f"{authority.get('violations', 0)} violations ({authority.get('status')})"
+        )
+    return lines
+
+
 def run(inv: Invocation) -> Outcome:
     """Handler for `ragit init`."""
+    from ragit.contract.errors import InputInvalid
+    from ragit.ops.discover.assess import MODES, STRATEGIES
+
+    mode = str(inv.params.get("mode") or "auto")
+    strategy = str(inv.params.get("strategy") or "minimal")
+    if mode not in MODES:
+        raise InputInvalid("mode", f"unknown mode {mode!r}", allowed=list(MODES))
+    if strategy not in STRATEGIES:
+        raise InputInvalid("strategy", f"unknown strategy {strategy!r}", allowed=list(STRATEGIES))
     data = init_repository(
-        inv.start_dir, git_init=bool(inv.params.get("git_init")), dry_run=inv.dry_run
+        inv.start_dir,
+        git_init=bool(inv.params.get("git_init")),
+        dry_run=inv.dry_run,
+        mode=mode,
+        strategy=strategy,
     )
     inv._root, inv._root_searched = Path(data.root), True
     return Outcome(data=data.dump(), text=lambda: _render(data))

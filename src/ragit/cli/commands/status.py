@@ -29,6 +29,7 @@ class StatusData(WireModel):
     transactions: dict[str, Any]
     security: dict[str, Any] | None = None
     hooks: dict[str, Any] | None = None
+    docs_authority: dict[str, Any] | None = None
 
 
 def _lock(lock: dict[str, Any]) -> str:
