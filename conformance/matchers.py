@@ -9,8 +9,9 @@ A golden is plain JSON in which a few forms have a meaning (docs/conformance.md)
   ``"...": "<ANY>"``, which allows other keys;
 - a list matches a list of the same length, element by element;
 - an object whose keys all start with ``$`` matches a list by its properties:
-  ``$len`` (exact length), ``$minLen``, ``$each`` (every element matches) and
-  ``$contains`` (every listed golden matches at least one element);
+  ``$len`` (exact length), ``$minLen``, ``$each`` (every element matches),
+  ``$contains`` (every listed golden matches at least one element) and
+  ``$distinct`` (a key: no two elements have the same value under it);
 - any other value matches an equal value (``true`` never equals ``1``).
 
 :func:`match` returns the mismatches as ``"<json path>: <what>"`` strings (empty
@@ -27,7 +28,7 @@ from typing import Any
 
 ANY = "<ANY>"
 ELLIPSIS_KEY = "..."
-ARRAY_FORMS = ("$len", "$minLen", "$each", "$contains")
+ARRAY_FORMS = ("$len", "$minLen", "$each", "$contains", "$distinct")
 
 _TOKEN_SHAPE = re.compile(r"<[A-Z0-9|_]+>")
 _SHA40 = r"[0-9a-f]{40}"
@@ -227,6 +228,16 @@ def _match_array_form(
     for wanted in expected.get("$contains", []):
         if not any(not match(wanted, item, ctx) for item in actual):
             problems.append(f"{path}: no item matches {_short(wanted)}")
+    if "$distinct" in expected:
+        key = expected["$distinct"]
+        seen: dict[str, int] = {}
+        for index, item in enumerate(actual):
+            value = repr(item.get(key)) if isinstance(item, dict) else repr(item)
+            if value in seen:
+                problems.append(
+                    f"{path}[{index}].{key}: {value} repeats item {seen[value]} ($distinct)"
+                )
+            seen.setdefault(value, index)
     return problems
 
 
@@ -275,4 +286,8 @@ def _lint_array_form(expected: dict[str, Any], path: str) -> list[str]:
                 problems += lint(item, f"{path}.$contains[{index}]")
     if "$each" in expected:
         problems += lint(expected["$each"], f"{path}.$each")
+    if "$distinct" in expected and (
+        not isinstance(expected["$distinct"], str) or not expected["$distinct"]
+    ):
+        problems.append(f"{path}.$distinct: must be a non-empty key name")
     return problems

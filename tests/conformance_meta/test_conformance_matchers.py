@@ -88,6 +88,16 @@ def test_list_forms_check_length_each_and_contains() -> None:
     assert match({"$each": "<INT>"}, {"not": "a list"}, CTX) != []
 
 
+def test_distinct_names_the_repeated_item() -> None:
+    """$distinct: no two items share a value under the key (suite rule)."""
+    hits = [{"path": "a.md"}, {"path": "b.md"}]
+    assert match({"$distinct": "path"}, hits, CTX) == []
+    assert match({"$distinct": "path"}, [*hits, {"path": "a.md"}], CTX) == [
+        "$[2].path: 'a.md' repeats item 0 ($distinct)"
+    ]
+    assert lint({"$distinct": ""}) == ["$.$distinct: must be a non-empty key name"]
+
+
 def test_booleans_never_equal_numbers() -> None:
     """true and 1 are different JSON values; 5 and 5.0 are the same number (suite rule)."""
     assert match(True, 1, CTX) != []
@@ -104,7 +114,8 @@ def test_lint_reports_unknown_tokens_and_malformed_forms() -> None:
     assert lint({"...": True}) == ['$: the "..." key must have the value "<ANY>"']
     assert lint({"$len": -1}) == ["$.$len: must be a non-negative integer"]
     assert lint({"$size": 1}) == [
-        "$: unknown list forms ['$size'] (known: ['$len', '$minLen', '$each', '$contains'])"
+        "$: unknown list forms ['$size'] "
+        "(known: ['$len', '$minLen', '$each', '$contains', '$distinct'])"
     ]
     assert lint({"$len": 1, "a": 1}) == ["$: cannot mix $-forms ['$len'] with object keys"]
     assert lint({"$contains": []}) == ["$.$contains: must be a non-empty list"]
