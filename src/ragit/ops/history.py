@@ -53,10 +53,11 @@ class RevRange:
 
 def validate_filters(doc_type: str | None, path: str | None) -> str | None:
     """Check ``--type`` and ``--path``; returns the normalized glob."""
-    from ragit.ingest.doctype import DOC_TYPES
+    if doc_type is not None:
+        from ragit.ingest.doctype import DOC_TYPES
 
-    if doc_type is not None and doc_type not in DOC_TYPES:
-        raise InputInvalid("type", f"must be one of {', '.join(DOC_TYPES)}")
+        if doc_type not in DOC_TYPES:
+            raise InputInvalid("type", f"must be one of {', '.join(DOC_TYPES)}")
     if path is None:
         return None
     return validate_repo_glob(path, "path")
@@ -98,36 +99,87 @@ class _Summary:
     docs: list[dict[str, Any]]
 
 
-_CHUNK_IDS = re.compile(rb'"chunkIds":\[([^\]]*)\]')
+_HEAD = re.compile(
+    rb'\{"indexVersion":1,"commitSha":"([0-9a-f]{40})",.*?"createdAt":"([^"\\]*)",.*?"docs":\[',
+    re.DOTALL,
+)
+_DOC = re.compile(
+    rb'("(?:[^"\\]|\\.)*"),"documentId":"([^"\\]*)","versionId":"([^"\\]*)",'
+    rb'"docType":"([^"\\]*)","blobSha":"([^"\\]*)","chunkIds":\[([^\]]*)'
+)
+_OPEN = b'{"path":'
 
 
-def _count_ids(match: re.Match[bytes]) -> bytes:
-    body = match.group(1)
-    return b'"chunkIds":%d' % (body.count(b",") + 1 if body.strip() else 0)
+class _DocCache:
+    """Decoded document records keyed by their bytes in the manifest.
+
+    Consecutive snapshots share almost every document record byte for byte, so a window
+    of 100 snapshots of 1,000 documents decodes about 2,000 records, not 100,000.
+    """
+
+    def __init__(self) -> None:
+        self._seen: dict[bytes, dict[str, Any]] = {}
+
+    def docs(self, raw: bytes, sha: str) -> _Summary:
+        """The summary of one manifest's bytes (compact JSON in the writer's key order).
+
+        Raises:
+            ValueError: the bytes are not in that form; the caller reads the manifest
+                the validated way.
+        """
+        head = _HEAD.match(raw)
+        if head is None or head.group(1).decode() != sha:
+            raise ValueError(sha)
+        pieces = raw[head.end() :].split(_OPEN)
+        if pieces[0] != b"":
+            if pieces[0].startswith(b"]"):  # no document at all
+                return _Summary(head.group(2).decode(), [])
+            raise ValueError(sha)
+        docs: list[dict[str, Any]] = []
+        seen = self._seen
+        for piece in pieces[1:]:
+            end = piece.find(b"]}")
+            if end < 0:
+                raise ValueError(sha)
+            key = piece[:end]
+            doc = seen.get(key)
+            if doc is None:
+                doc = seen[key] = _decode_doc(key, sha)
+            docs.append(doc)
+            after = piece[end + 2 : end + 3]
+            if after == b"]":
+                break  # the end of docs[]; later objects belong to other fields
+            if after != b",":
+                raise ValueError(sha)
+        else:
+            raise ValueError(sha)
+        return _Summary(head.group(2).decode(), docs)
 
 
-_DOC_KEYS = ("path", "documentId", "versionId", "docType", "blobSha")
+def _decode_doc(key: bytes, sha: str) -> dict[str, Any]:
+    match = _DOC.fullmatch(key)
+    if match is None:
+        raise ValueError(sha)
+    path_raw, doc_id, version, doc_type, blob, ids = match.groups()
+    path = json.loads(path_raw) if b"\\" in path_raw else path_raw[1:-1].decode()
+    return {
+        "path": path,
+        "documentId": doc_id.decode(),
+        "versionId": version.decode(),
+        "docType": doc_type.decode(),
+        "blobSha": blob.decode(),
+        "chunkIds": ids.count(b",") + 1 if ids.strip() else 0,
+    }
 
 
-def _summary(ws: Workspace, sha: str) -> _Summary:
-    """A manifest read for counting: chunk id lists become their lengths before decoding.
+def _summary(ws: Workspace, sha: str, cache: _DocCache) -> _Summary:
+    """A manifest read for counting: documents decoded once across the whole window.
 
-    At N=1,000 this reads a manifest about 2.5x faster than the full, validated read.
     Anything unexpected falls back to :func:`load_manifest`, which raises the typed error.
     """
     try:
-        raw = ws.manifest_path(sha).read_bytes()
-        data = json.loads(_CHUNK_IDS.sub(_count_ids, raw))
-        if data.get("commitSha") != sha or data.get("indexVersion") != 1:
-            raise ValueError(sha)
-        docs = data["docs"]
-        for doc in docs:
-            if not isinstance(doc["chunkIds"], int) or not all(
-                isinstance(doc[k], str) for k in _DOC_KEYS
-            ):
-                raise ValueError(sha)
-        return _Summary(str(data["createdAt"]), docs)
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return cache.docs(ws.manifest_path(sha).read_bytes(), sha)
+    except (OSError, ValueError, UnicodeDecodeError):
         manifest = load_manifest(ws, sha)
         return _Summary(
             manifest.created_at,
@@ -153,6 +205,7 @@ class _Manifests:
         self.known = set(list_manifest_shas(ws))
         self._loaded: dict[str, _Summary | None] = {}
         self._warnings = warnings
+        self._docs = _DocCache()
 
     def has(self, sha: str) -> bool:
         return sha in self.known
@@ -160,7 +213,7 @@ class _Manifests:
     def get(self, sha: str) -> _Summary | None:
         if sha not in self._loaded:
             try:
-                self._loaded[sha] = _summary(self.ws, sha)
+                self._loaded[sha] = _summary(self.ws, sha, self._docs)
             except (RagitError, FileNotFoundError) as exc:
                 code = getattr(exc, "code", type(exc).__name__)
                 self._warnings.append(f"snapshot {sha[:7]}: manifest unreadable ({code})")
@@ -239,6 +292,12 @@ def _statement(ws: Workspace, record: ArtifactRecord) -> dict[str, Any]:
 
 def semantic_overlay(ws: Workspace, records: list[ArtifactRecord], view: str) -> dict[str, Any]:
     """The ``semantic`` block of one snapshot from the artifacts bound to it."""
+    if not records:  # the usual case: the artifact catalog is never imported
+        counts = {"beliefs": 0, "openLoops": 0, "evidence": 0, "artifacts": 0}
+        empty: dict[str, Any] = {"available": False, "headline": None, "counts": counts}
+        if view != "minimal":
+            empty.update(beliefs=[], openLoops=[], evidence=[], artifacts=[])
+        return empty
     from ragit.artifacts.catalog import EXCLUDED, relative_path
 
     beliefs: list[dict[str, Any]] = []
