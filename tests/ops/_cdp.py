@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import fcntl
 import json
 import os
 import select
 import subprocess
+import sys
 import time
 import zlib
 from dataclasses import dataclass, field
@@ -43,28 +45,36 @@ class Chromium:
         self.timeout = timeout
         to_browser_r, self._to_browser = os.pipe()
         self._from_browser, from_browser_w = os.pipe()
-        # The shell moves the two pipe ends to descriptors 3 and 4, where Chromium expects them.
+        # Chromium reads commands on descriptor 3 and writes on 4. The ends are moved above 9
+        # first, so that neither already is descriptor 3 or 4 in this process.
+        r = fcntl.fcntl(to_browser_r, fcntl.F_DUPFD, 10)
+        w = fcntl.fcntl(from_browser_w, fcntl.F_DUPFD, 10)
+        os.close(to_browser_r)
+        os.close(from_browser_w)
+        # A small exec trampoline moves them to 3 and 4 (dash cannot name descriptors > 9).
         wire = (
-            f'exec "$@" 3<&{to_browser_r} 4>&{from_browser_w} {to_browser_r}<&- {from_browser_w}>&-'
+            "import os, sys; r, w = int(sys.argv[1]), int(sys.argv[2]); os.dup2(r, 3); "
+            "os.dup2(w, 4); os.close(r); os.close(w); os.execvp(sys.argv[3], sys.argv[3:])"
         )
         self.proc = subprocess.Popen(
             [
-                "/bin/sh",
+                sys.executable,
                 "-c",
                 wire,
-                "sh",
+                str(r),
+                str(w),
                 browser,
                 *FLAGS,
                 "--remote-debugging-pipe",
                 f"--user-data-dir={profile}",
             ],
-            pass_fds=(to_browser_r, from_browser_w),
+            pass_fds=(r, w),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        os.close(to_browser_r)
-        os.close(from_browser_w)
+        os.close(r)
+        os.close(w)
         self._buf = b""
         self._next = 0
         self.events: list[dict[str, Any]] = []
@@ -281,7 +291,7 @@ def pdf_title_strings(pdf: bytes) -> list[str]:
             raw = bytes.fromhex(match.group(2).decode().replace(" ", ""))
             out.append(raw[2:].decode("utf-16-be") if raw[:2] == b"\xfe\xff" else raw.decode())
         else:
-            raw = match.group(3)
+            raw = re.sub(rb"\\(.)", rb"\1", match.group(3))  # literal-string escapes
             if raw[:2] == b"\xfe\xff":
                 out.append(raw[2:].decode("utf-16-be", "replace"))
             else:
