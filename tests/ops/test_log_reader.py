@@ -53,7 +53,7 @@ def test_fast_reader_gives_what_the_validated_read_gives(
     changed = [c["path"] for e in fast["entries"] for c in e["snapshot"].get("changed", [])]
     if view != "minimal":
         assert ODD in changed and "docs/glossary/terms.md" in changed
-    monkeypatch.setattr(history._DocCache, "docs", lambda self, raw, sha: _slow_only(raw, sha))
+    monkeypatch.setattr(history._Records, "parse", lambda self, raw, sha: _slow_only(raw, sha))
     assert run_log(ws, LogRequest(max_count=50, view=view)) == fast
 
 
@@ -61,7 +61,7 @@ def test_each_manifest_is_read_once(repo: Path, monkeypatch: pytest.MonkeyPatch)
     reads: list[str] = []
     real = history._summary
 
-    def counting(ws: Workspace, sha: str, cache: history._DocCache) -> history._Summary:
+    def counting(ws: Workspace, sha: str, cache: history._Records) -> history._Summary:
         reads.append(sha)
         return real(ws, sha, cache)
 
