@@ -523,6 +523,61 @@ def history(ctx: Context) -> list[Row]:
     ]
 
 
+def _history_repo(ctx: Context, run_dir: Path, env: Env) -> Path:
+    """A copy of the indexed corpus with ``HISTORY_COMMITS`` more commits, each indexed.
+
+    Each commit amends 1% of the documents (the ``history`` scenario's edit), so every
+    snapshot has a delta against the previous one.
+    """
+    n = ctx.opts.n
+    indexed = ctx.indexed(n)
+    _settle(indexed)
+    repo = copy_repo(indexed, run_dir / "repo", ctx.git)
+    per_commit = max(1, n // 100)
+    for i in range(HISTORY_COMMITS):
+        ctx.gen.amend_many(repo, seed=1000 + i, count=per_commit)
+        ctx.git(repo, "add", "docs")
+        ctx.git.commit(repo, f"docs: amend {per_commit} documents ({i + 1})")
+        _settle(repo)  # a detached compactor holds the writer lock for a while
+        ctx.run_ragit(repo, "ingest", "--format", "json", env=env)
+        if (i + 1) % 20 == 0:
+            ctx.progress(f"log: {i + 1}/{HISTORY_COMMITS} commits indexed")
+    _settle(repo)
+    return repo
+
+
+def _repeated(ctx: Context, repo: Path, env: Env, *args: str) -> list[Sample]:
+    for _ in range(ctx.opts.warmup):
+        ctx.run_ragit(repo, *args, env=env)
+    return [ctx.run_ragit(repo, *args, env=env) for _ in range(ctx.opts.runs)]
+
+
+def log_scenario(ctx: Context) -> list[Row]:
+    """`log -n 100`, `drift` and `narrative` over 101 indexed snapshots (cold processes)."""
+    n = ctx.opts.n
+    run_dir = ctx.scratch("log")
+    env = ctx.fresh_cache_env(run_dir)
+    repo = _history_repo(ctx, run_dir, env)
+    count = str(HISTORY_COMMITS)
+    log_json = _repeated(ctx, repo, env, "log", "-n", count, "--format", "json")
+    entries = len((_envelope(log_json[0]).get("data") or {}).get("entries") or [])
+    log_text = _repeated(ctx, repo, env, "log", "-n", count)
+    log_min = _repeated(ctx, repo, env, "log", "-n", count, "--view", "minimal")
+    drift = _repeated(ctx, repo, env, "drift", "--format", "json")
+    items = len((_envelope(drift[0]).get("data") or {}).get("items") or [])
+    report = run_dir / "narrative.html"
+    narrative = _repeated(ctx, repo, env, "narrative", "--output", str(report), "--format", "json")
+    ctx.discard(run_dir)
+    sc = "log"
+    return [
+        _timed_row(sc, f"log -n {count} (text, default view)", "log.wall", n, log_text),
+        _timed_row(sc, f"log -n {count} --format json", None, n, log_json, entries=entries),
+        _timed_row(sc, f"log -n {count} --view minimal", None, n, log_min),
+        _timed_row(sc, "drift --format json", None, n, drift, items=items),
+        _timed_row(sc, "narrative (10 commits, writes the report)", None, n, narrative),
+    ]
+
+
 def _cold_samples(
     ctx: Context, repo: Path, env: Env, queries: list[dict[str, str]]
 ) -> list[Sample]:
@@ -961,6 +1016,7 @@ SCENARIOS: list[Scenario] = [
     Scenario("embed", embed, False, "embedding throughput and cache hits (loopback Ollama)"),
     Scenario("minilm", minilm, False, "local-minilm fp32/int8: ingest rate, query, MCP"),
     Scenario("recall", recall, False, "memory recall after 200 wraps (opt-in)"),
+    Scenario("log", log_scenario, False, "log -n 100, drift, narrative at 101 snapshots (opt-in)"),
     Scenario("history", history, False, "100 commits x 1% docs changed (opt-in, slow)"),
     Scenario("n10k", n10k, False, "ingest + query at N=10,000 (opt-in, slow)"),
 ]

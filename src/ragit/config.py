@@ -233,18 +233,6 @@ def unknown_keys(ws: Workspace) -> list[str]:
     return sorted(out)
 
 
-def configured_output_format(root: Path) -> str | None:
-    """`output.format` when the user set it, else None (fast path: no pydantic)."""
-    try:
-        data = _read_toml(root / ".ragit" / "config.toml")
-    except ConfigInvalid:
-        return None
-    value = data.get("output", {}).get("format") if isinstance(data.get("output"), dict) else None
-    if value in ("markdown", "table"):
-        return "text"
-    return value if value in ("text", "json", "both") else None
-
-
 def config_keys() -> list[str]:
     """Every key RAGit honours, as ``section.key``, in file order."""
     return [

@@ -133,26 +133,92 @@ def _chromium() -> str | None:
     return None
 
 
-CHROMIUM_FLAGS = (
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-extensions",
-)
+SECTION_TITLES = ("Recover now", "What to trust", "How we got here")
+SECTION_IDS = ("recover-now", "what-to-trust", "how-we-got-here")
+PHONE = 375
+# Chromium's own console lines on stderr (--enable-logging=stderr): "...:CONSOLE:12] "text"..."
+CONSOLE_LINE = re.compile(r":CONSOLE(?::|\(|\])")
+
+
+def page_problems(browser: str, profile: Path, page: Path, artifacts: Path) -> list[str]:
+    """Everything wrong with the page in Chromium, as messages (empty: nothing wrong).
+
+    * no console error or warning, no uncaught exception: the DevTools log of the load and
+      Chromium's own console lines on stderr (``--enable-logging=stderr --v=0``);
+    * readable at 375 px: in a 375 px mobile viewport (``<meta name="viewport">`` honoured)
+      the document is no wider than the viewport, no element reaches past its right edge,
+      and the body text is at least 14 px;
+    * prints cleanly: with print media every section is displayed and the navigation is
+      not; the PDF Chromium prints is a whole PDF whose outline names the three sections.
+
+    The page's Content-Security-Policy forbids scripts, so layout is measured through the
+    DevTools protocol (not a page script); screenshots at 1280 and 375 px are kept.
+    """
+    from tests.ops._cdp import FLAGS, inspect_page, pdf_title_strings
+
+    problems: list[str] = []
+    url = page.resolve().as_uri()
+    dom = subprocess.run(
+        [
+            browser,
+            *FLAGS,
+            f"--user-data-dir={profile / 'dump'}",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--dump-dom",
+            url,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    if dom.returncode != 0:
+        problems.append(f"--dump-dom failed: {dom.stderr[-2000:]}")
+    problems += [
+        f"stderr console: {line}" for line in dom.stderr.splitlines() if CONSOLE_LINE.search(line)
+    ]
+    for width, height in ((1280, 900), (PHONE, 800)):
+        shot = artifacts / f"{page.stem}-{width}.png"
+        report = inspect_page(
+            browser, profile / str(width), url, width=width, height=height, screenshot=shot
+        )
+        problems += [f"{width}px console: {line}" for line in report.console]
+        if shot.read_bytes()[:8] != b"\x89PNG\r\n\x1a\n" or shot.stat().st_size < 5_000:
+            problems.append(f"{width}px: no screenshot")
+        if width == PHONE:
+            if report.viewport_width != PHONE or report.scroll_width > PHONE:
+                problems.append(
+                    f"{PHONE}px: document {report.scroll_width}px wide in a "
+                    f"{report.viewport_width}px viewport"
+                )
+            problems += [f"{PHONE}px: wider than the viewport: {e}" for e in report.too_wide]
+            if report.body_font_px < 14:
+                problems.append(f"{PHONE}px: body text {report.body_font_px}px")
+        hidden = [k for k in SECTION_IDS if not report.print_visible.get(k)]
+        if hidden or report.print_visible.get("nav"):
+            problems.append(f"print: sections hidden {hidden}, nav shown {report.print_visible}")
+        pdf = report.pdf
+        if not pdf.startswith(b"%PDF-") or not pdf.rstrip().endswith(b"%%EOF"):
+            problems.append("print: not a whole PDF")
+        (artifacts / f"{page.stem}-{width}.pdf").write_bytes(pdf)
+        titles = pdf_title_strings(pdf)
+        missing = [t for t in SECTION_TITLES if t not in titles]
+        if missing:
+            problems.append(f"print: the PDF outline lacks {missing} (has {titles})")
+    return problems
 
 
 def test_the_report_in_headless_chromium(
     repo: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    """Loads the file offline, reads the DOM, keeps screenshots.
+    """Loads the file offline in Chromium: the DOM, the console, 375 px, print; screenshots.
 
     The page carries no script and its Content-Security-Policy forbids any, so what the
     browser renders is what a reader without JavaScript sees.
     """
+    from tests.ops._cdp import FLAGS
+
     browser = _chromium()
     if browser is None:
         pytest.skip(
@@ -163,10 +229,9 @@ def test_the_report_in_headless_chromium(
     report = repo / ragit(repo, "narrative")["data"]["reportPath"]
     artifacts = tmp_path_factory.mktemp("narrative-screenshots")
     profile = tmp_path_factory.mktemp("chromium-profile")
-    flags = [*CHROMIUM_FLAGS, f"--user-data-dir={profile}"]
     url = report.resolve().as_uri()
     dom = subprocess.run(
-        [browser, *flags, "--dump-dom", url],
+        [browser, *FLAGS, f"--user-data-dir={profile / 'dom'}", "--dump-dom", url],
         capture_output=True,
         text=True,
         timeout=120,
@@ -174,9 +239,9 @@ def test_the_report_in_headless_chromium(
     )
     assert dom.returncode == 0, dom.stderr[-2000:]
     page = dom.stdout
-    for section in ("recover-now", "what-to-trust", "how-we-got-here"):
+    for section in SECTION_IDS:
         assert f'<section id="{section}"' in page
-    assert "Recover now" in page and "What to trust" in page and "How we got here" in page
+    assert all(title in page for title in SECTION_TITLES)
     citations = re.findall(r'<a class="cite" href="#(item-document-[0-9a-f]+)"', page)
     assert citations, "citations are links"
     for anchor in citations:
@@ -184,15 +249,45 @@ def test_the_report_in_headless_chromium(
     assert not re.search(r"<script", page, re.IGNORECASE)
     for secret in SECRETS:
         assert secret not in page
-    for width, height in ((1280, 900), (375, 800)):
-        shot = artifacts / f"narrative-{width}.png"
-        proc = subprocess.run(
-            [browser, *flags, f"--screenshot={shot}", f"--window-size={width},{height}", url],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
-        assert proc.returncode == 0 and shot.is_file() and shot.stat().st_size > 5_000, proc.stderr
-        assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    print(f"narrative screenshots: {artifacts}")
+    source = report.read_text(encoding="utf-8")
+    assert '<meta name="viewport" content="width=device-width, initial-scale=1">' in source
+    assert "@media print" in source  # the print stylesheet
+    problems = page_problems(browser, profile, report, artifacts)
+    print(f"narrative screenshots and PDFs: {artifacts}")
+    assert problems == []
+
+
+def test_the_browser_checks_can_fail(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Throwaway copies of the report with planted faults: every check reports its own."""
+    browser = _chromium()
+    if browser is None:
+        pytest.skip("NO BROWSER: chromium is not installed; the checks were NOT exercised")
+    report = repo / ragit(repo, "narrative")["data"]["reportPath"]
+    source = report.read_text(encoding="utf-8")
+    work = tmp_path_factory.mktemp("narrative-planted")
+    # 1. a script the page's policy refuses, a block wider than a phone, no print stylesheet
+    planted = work / "planted.html"
+    planted.write_text(
+        re.sub(r"@media print \{.*\}\n", "", source).replace(
+            "<main>",
+            '<main><script>console.log("planted")</script><div style="width:900px">wide</div>',
+        ),
+        encoding="utf-8",
+    )
+    problems = page_problems(browser, work / "profile-1", planted, work)
+    text = "\n".join(problems)
+    assert "Content Security Policy" in text, text  # the refused script, in the console
+    assert "stderr console:" in text, text  # ... and on Chromium's stderr
+    assert f"{PHONE}px: wider than the viewport: div" in text, text
+    assert f"{PHONE}px: document" in text, text
+    assert "print: sections hidden [], nav shown" in text, text
+    # 2. without the policy a script runs: an uncaught error is reported
+    thrown = work / "thrown.html"
+    thrown.write_text(
+        re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", source).replace(
+            "<main>", '<main><script>throw new Error("planted failure")</script>'
+        ),
+        encoding="utf-8",
+    )
+    problems = page_problems(browser, work / "profile-2", thrown, work)
+    assert any("uncaught: Error: planted failure" in p for p in problems), problems

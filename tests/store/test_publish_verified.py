@@ -58,7 +58,7 @@ def test_a_refused_publish_leads_doctor_and_repair_to_the_rebuild(tmp_path: Path
     assert "store.verified" in failed and "1 chunk(s)" in failed["store.verified"]["detail"]
     assert error is not None
     assert error.recovery == "ragit repair --apply --action store-rebuild"
-    assert next(a["action"] for a in plan_repair(repo.ws, [])) == "store-rebuild"
+    assert next(a["action"] for a in plan_repair(repo.ws, [])[0]) == "store-rebuild"
     proc = repo.ragit("repair", "--apply", "--action", "store-rebuild", "--format", "json")
     assert proc.code == 0, proc.stdout + proc.stderr
     assert not repo.ws.store_unverified_path.exists()

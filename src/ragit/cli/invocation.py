@@ -26,6 +26,7 @@ from ragit.contract.envelope import (
     FORMAT_ALIASES,
     FORMATS,
     VIEWS,
+    configured_output_format,
     emit_failure,
     emit_success,
     envelope,
@@ -178,8 +179,6 @@ def resolve_format(spec: CommandSpec, explicit: str | None, root: Path | None) -
     if env is not None:
         return env
     if spec.takes_cwd and root is not None:
-        from ragit.config import configured_output_format
-
         configured = configured_output_format(root)
         if configured is not None:
             return configured

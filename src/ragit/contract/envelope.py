@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import IO, Any
 
 from ragit import __version__
@@ -19,6 +20,33 @@ from ragit.contract.errors import RagitError
 FORMATS = ("text", "json", "both")
 FORMAT_ALIASES = {"markdown": "text", "table": "text"}
 VIEWS = ("minimal", "default", "full")
+
+
+def configured_output_format(root: Path) -> str | None:
+    """``output.format`` of the repository's config when the user set it, else None.
+
+    Reads the TOML alone: the typed configuration (pydantic models) is not built, so the
+    format of a command that needs no configuration costs no model imports. A missing,
+    unreadable or invalid file is None here; the commands that load the configuration
+    report it.
+    """
+    try:
+        text = (root / ".ragit" / "config.toml").read_bytes().decode("utf-8")
+        if sys.version_info >= (3, 11):
+            import tomllib
+
+            data: dict[str, Any] = tomllib.loads(text)
+        else:  # Python 3.10 has no tomllib
+            import tomlkit
+
+            data = tomlkit.loads(text).unwrap()
+    except Exception:
+        return None
+    output = data.get("output")
+    value = output.get("format") if isinstance(output, dict) else None
+    if value in FORMAT_ALIASES:
+        return FORMAT_ALIASES[value]
+    return value if value in FORMATS else None
 
 
 def envelope(

@@ -64,11 +64,16 @@ OPS_COMMANDS: tuple[CommandSpec, ...] = (
         path="repair",
         summary="Plan repairs from what is wrong; --apply runs the safe ones under the lock.",
         description=(
-            "Actions: ingest-recover (unfinished transaction journals), store-rebuild (store "
-            "missing, unreadable or lacking manifest chunks: regenerated from every manifest's "
-            "documents in git, verified, swapped atomically; manifests untouched), ingest (HEAD "
-            "not indexed), release-lock (a lock whose owner cannot be checked; applied only when "
-            "requested with --action). Without --apply nothing is written."
+            "Storage actions: ingest-recover (unfinished transaction journals), store-rebuild "
+            "(store missing, unreadable or lacking manifest chunks: regenerated from every "
+            "manifest's documents in git, verified, swapped atomically; manifests untouched), "
+            "release-lock (a lock whose owner cannot be checked; applied only when requested "
+            "with --action). Item actions come from the same evaluation as `ragit drift`, with "
+            "its filters (--scope, --path, --goal, --session, --max-count): ingest (HEAD not "
+            "indexed; or only the selected stale documents, re-indexed on top of HEAD's parent "
+            "snapshot), harness-verify (suites with stale dependencies or failure evidence), "
+            "artifact-review and harness-run (blocked: they need an input). Storage actions are "
+            "planned whatever the item filters. Without --apply nothing is written."
         ),
         handler="ragit.cli.commands.repair:run_repair_cmd",
         default_format="json",
@@ -84,11 +89,39 @@ OPS_COMMANDS: tuple[CommandSpec, ...] = (
                 "--action",
                 "enum",
                 "Only this action (repeatable).",
-                enum=("release-lock", "ingest-recover", "store-rebuild", "ingest"),
+                enum=(
+                    "release-lock",
+                    "ingest-recover",
+                    "store-rebuild",
+                    "ingest",
+                    "harness-verify",
+                    "artifact-review",
+                    "harness-run",
+                ),
                 multiple=True,
             ),
+            Option(
+                "--scope",
+                "enum",
+                "Which drift items to repair (default all).",
+                enum=("durable", "memory", "harness", "all"),
+            ),
+            Option("--path", "string", "Only drift items whose affected paths match this glob."),
+            Option("--goal", "string", "Only artifacts of this goal id."),
+            Option("--session", "string", "Only artifacts of this source session id."),
+            Option(
+                "--max-count",
+                "integer",
+                "At most this many drift items, stale first (1-100000).",
+                maximum=100_000,
+                aliases=("-n",),
+            ),
         ),
-        examples=("ragit repair", "ragit repair --apply --action store-rebuild"),
+        examples=(
+            "ragit repair",
+            "ragit repair --apply --action store-rebuild",
+            "ragit repair --scope durable --path 'docs/adr/**'",
+        ),
         related=("doctor", "status", "ingest"),
     ),
     CommandSpec(

@@ -24,9 +24,8 @@ review`` (supersede or retract an artifact whose ground moved).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ragit.artifacts.catalog import EXCLUDED, ArtifactRecord, iter_artifacts
 from ragit.contract.errors import InputInvalid, RagitError
 from ragit.security.masking import RedactionSummary, mask_json
 from ragit.snapshot._git import GitRepo
@@ -34,6 +33,9 @@ from ragit.snapshot.manifest import Manifest, load_manifest, manifest_exists
 from ragit.snapshot.selection import nearest_indexed_ancestor
 from ragit.snapshot.surface import GlobSet, validate_repo_glob
 from ragit.workspace import Workspace
+
+if TYPE_CHECKING:
+    from ragit.artifacts.catalog import ArtifactRecord
 
 SCOPES = ("durable", "memory", "harness", "all")
 STATUSES = ("fresh", "suspect", "stale")
@@ -120,14 +122,13 @@ def _documents(
 ) -> list[dict[str, Any]]:
     if manifest is None:
         return []
+    # Also when the baseline is HEAD's own snapshot: a targeted ingest (`--path`) keeps
+    # the parent's version of every document it did not select.
+    now = git.blobs_at(head, [d.path for d in manifest.docs]) if head is not None else {}
     items = []
     for doc in manifest.docs:
         reasons: list[str] = []
-        if (
-            head is not None
-            and head != baseline_sha
-            and git.blob_at(head, doc.path) != doc.blob_sha
-        ):
+        if head is not None and now[doc.path] != doc.blob_sha:
             reasons.append("tracked_path_changed")
         items.append(
             _item(
@@ -237,11 +238,16 @@ def evaluate(ws: Workspace, req: DriftRequest) -> dict[str, Any]:
     documents = _documents(git, head, manifest, baseline_sha)
     items.extend(documents)
     stale_docs = {d["title"] for d in documents if d["status"] == "stale"}
-    records = iter_artifacts(ws)
+    records = _records(ws)
+    excluded: frozenset[str] = frozenset()
+    if records:
+        from ragit.artifacts.catalog import EXCLUDED
+
+        excluded = frozenset(EXCLUDED)
     suite_failures: dict[str, list[str]] = {}
     goal_failures: dict[str, list[str]] = {}
     for record in records:
-        if record.kind != "failure" or record.status in EXCLUDED:
+        if record.kind != "failure" or record.status in excluded:
             continue
         if record.artifact_scope == "harness":
             for ref in record.provenance.input_refs[:1]:
@@ -291,6 +297,16 @@ def evaluate(ws: Workspace, req: DriftRequest) -> dict[str, Any]:
         "redactionSummary": redaction.dump(),
         "warnings": warnings,
     }
+
+
+def _records(ws: Workspace) -> list[ArtifactRecord]:
+    """Every artifact record; without any record file the record model is never imported."""
+    root = ws.ragit_dir / "artifacts"
+    if not any(root.glob("session/*.json")) and not any(root.glob("harness/*/*.json")):
+        return []
+    from ragit.artifacts.catalog import iter_artifacts
+
+    return list(iter_artifacts(ws))
 
 
 def _selected(item: dict[str, Any], req: DriftRequest, glob: GlobSet | None) -> bool:

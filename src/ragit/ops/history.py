@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 from ragit.contract.errors import InputInvalid, RagitError, SnapshotRefInvalid
@@ -53,10 +54,11 @@ class RevRange:
 
 def validate_filters(doc_type: str | None, path: str | None) -> str | None:
     """Check ``--type`` and ``--path``; returns the normalized glob."""
-    from ragit.ingest.doctype import DOC_TYPES
+    if doc_type is not None:
+        from ragit.ingest.doctype import DOC_TYPES
 
-    if doc_type is not None and doc_type not in DOC_TYPES:
-        raise InputInvalid("type", f"must be one of {', '.join(DOC_TYPES)}")
+        if doc_type not in DOC_TYPES:
+            raise InputInvalid("type", f"must be one of {', '.join(DOC_TYPES)}")
     if path is None:
         return None
     return validate_repo_glob(path, "path")
@@ -92,57 +94,139 @@ def resolve_range(git: GitRepo, text: str | None) -> RevRange:
 
 @dataclass(frozen=True)
 class _Summary:
-    """What `log` needs of a manifest: documents as decoded dicts, ``chunkIds`` a count."""
+    """What `log` needs of a manifest: its document records, as keys of the shared decoder."""
 
     created_at: str
-    docs: list[dict[str, Any]]
+    keys: frozenset[bytes]
 
 
-_CHUNK_IDS = re.compile(rb'"chunkIds":\[([^\]]*)\]')
+_HEAD = re.compile(
+    rb'\{"indexVersion":1,"commitSha":"([0-9a-f]{40})",.*?"createdAt":"([^"\\]*)",.*?"docs":\[',
+    re.DOTALL,
+)
+# One record of docs[] as the writer emits it, after its opening {"path": and with the
+# separator that follows it.
+_DOC = re.compile(
+    rb'("(?:[^"\\]|\\.)*"),"documentId":"([^"\\]*)","versionId":"([^"\\]*)",'
+    rb'"docType":"([^"\\]*)","blobSha":"([^"\\]*)","chunkIds":\[([^\]]*)\]\},'
+)
+_OPEN = b'{"path":'
+# A content-defined cut between two records: after a last chunk id that ends in 0.
+_GROUP_END = b'0"]},'
+_GROUP_CUT = _GROUP_END + _OPEN
+# Where docs[] ends (no JSON string can hold an unescaped quote).
+_DOCS_END = b'],"chunkScopes":'
 
 
-def _count_ids(match: re.Match[bytes]) -> bytes:
-    body = match.group(1)
-    return b'"chunkIds":%d' % (body.count(b",") + 1 if body.strip() else 0)
+class _Records:
+    """Document records decoded once each, keyed by their bytes in the manifest.
+
+    Consecutive snapshots share almost every document record byte for byte, so a window
+    of 100 snapshots of 1,000 documents decodes about 2,000 records, not 100,000, and
+    what changed between two snapshots is a difference of two sets of keys. A manifest is
+    first cut into groups of about 16 records at content-defined points (a record whose
+    last chunk id ends in ``0``); only groups not seen before are cut into records, so an
+    unchanged stretch of documents costs one dictionary lookup.
+    """
+
+    def __init__(self) -> None:
+        self.decoded: dict[bytes, dict[str, Any]] = {}
+        self._groups: dict[bytes, tuple[bytes, ...]] = {}
+        self._synthetic = 0
+
+    def parse(self, raw: bytes, sha: str) -> _Summary:
+        """The summary of one manifest's bytes (compact JSON in the writer's key order).
+
+        Raises:
+            ValueError: the bytes are not in that form; the caller reads the manifest
+                the validated way.
+        """
+        head = _HEAD.match(raw)
+        if head is None or head.group(1).decode() != sha:
+            raise ValueError(sha)
+        created = head.group(2).decode()
+        if raw.startswith(_DOCS_END, head.end()):
+            return _Summary(created, frozenset())
+        groups = raw.split(_GROUP_CUT)
+        last = len(groups) - 1
+        cut = groups[last].find(_DOCS_END)
+        if cut < 0:
+            raise ValueError(sha)  # docs[] is not where the writer puts it: read it strictly
+        parts: list[tuple[bytes, ...]] = []
+        for i, group in enumerate(groups):
+            if 0 < i < last:
+                records = self._groups.get(group)
+                if records is None:
+                    records = self._groups[group] = self._cut(_OPEN + group + _GROUP_END, sha)
+            else:  # the first and last groups hold the header and the tail: never shared
+                text = group[head.end() if i == 0 else 0 : cut if i == last else len(group)]
+                text = (text if i == 0 else _OPEN + text) + (b"," if i == last else _GROUP_END)
+                records = self._cut(text, sha)
+            parts.append(records)
+        keys = frozenset(chain.from_iterable(parts))
+        if len(keys) != sum(map(len, parts)):
+            raise ValueError(sha)  # the same record twice: let the strict reader judge
+        return _Summary(created, keys)
+
+    def _cut(self, text: bytes, sha: str) -> tuple[bytes, ...]:
+        """``{"path":…]},{"path":…]},`` → its record keys, each decoded once."""
+        pieces = text.split(_OPEN)
+        if pieces[0] != b"":
+            raise ValueError(sha)
+        del pieces[0]
+        for key in pieces:
+            if key not in self.decoded:
+                self.decoded[key] = _decode_doc(key, sha)
+        return tuple(pieces)
+
+    def add(self, docs: list[dict[str, Any]]) -> frozenset[bytes]:
+        """Keys for records read the strict way (never equal to a key of raw bytes)."""
+        keys = []
+        for doc in docs:
+            self._synthetic += 1
+            key = b"\0%d" % self._synthetic
+            self.decoded[key] = doc
+            keys.append(key)
+        return frozenset(keys)
 
 
-_DOC_KEYS = ("path", "documentId", "versionId", "docType", "blobSha")
+def _decode_doc(key: bytes, sha: str) -> dict[str, Any]:
+    match = _DOC.fullmatch(key)
+    if match is None:
+        raise ValueError(sha)
+    path_raw, doc_id, version, doc_type, blob, ids = match.groups()
+    path = json.loads(path_raw) if b"\\" in path_raw else path_raw[1:-1].decode()
+    return {
+        "path": path,
+        "documentId": doc_id.decode(),
+        "versionId": version.decode(),
+        "docType": doc_type.decode(),
+        "blobSha": blob.decode(),
+        "chunkIds": ids.count(b",") + 1 if ids.strip() else 0,
+    }
 
 
-def _summary(ws: Workspace, sha: str) -> _Summary:
-    """A manifest read for counting: chunk id lists become their lengths before decoding.
+def _summary(ws: Workspace, sha: str, records: _Records) -> _Summary:
+    """One manifest read for counting; its new records decoded.
 
-    At N=1,000 this reads a manifest about 2.5x faster than the full, validated read.
     Anything unexpected falls back to :func:`load_manifest`, which raises the typed error.
     """
     try:
-        raw = ws.manifest_path(sha).read_bytes()
-        data = json.loads(_CHUNK_IDS.sub(_count_ids, raw))
-        if data.get("commitSha") != sha or data.get("indexVersion") != 1:
-            raise ValueError(sha)
-        docs = data["docs"]
-        for doc in docs:
-            if not isinstance(doc["chunkIds"], int) or not all(
-                isinstance(doc[k], str) for k in _DOC_KEYS
-            ):
-                raise ValueError(sha)
-        return _Summary(str(data["createdAt"]), docs)
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return records.parse(ws.manifest_path(sha).read_bytes(), sha)
+    except (OSError, ValueError, UnicodeDecodeError):
         manifest = load_manifest(ws, sha)
-        return _Summary(
-            manifest.created_at,
-            [
-                {
-                    "path": d.path,
-                    "documentId": d.document_id,
-                    "versionId": d.version_id,
-                    "docType": d.doc_type,
-                    "blobSha": d.blob_sha,
-                    "chunkIds": len(d.chunk_ids),
-                }
-                for d in manifest.docs
-            ],
-        )
+        docs = [
+            {
+                "path": d.path,
+                "documentId": d.document_id,
+                "versionId": d.version_id,
+                "docType": d.doc_type,
+                "blobSha": d.blob_sha,
+                "chunkIds": len(d.chunk_ids),
+            }
+            for d in manifest.docs
+        ]
+        return _Summary(manifest.created_at, records.add(docs))
 
 
 class _Manifests:
@@ -153,6 +237,7 @@ class _Manifests:
         self.known = set(list_manifest_shas(ws))
         self._loaded: dict[str, _Summary | None] = {}
         self._warnings = warnings
+        self.records = _Records()
 
     def has(self, sha: str) -> bool:
         return sha in self.known
@@ -160,7 +245,7 @@ class _Manifests:
     def get(self, sha: str) -> _Summary | None:
         if sha not in self._loaded:
             try:
-                self._loaded[sha] = _summary(self.ws, sha)
+                self._loaded[sha] = _summary(self.ws, sha, self.records)
             except (RagitError, FileNotFoundError) as exc:
                 code = getattr(exc, "code", type(exc).__name__)
                 self._warnings.append(f"snapshot {sha[:7]}: manifest unreadable ({code})")
@@ -168,17 +253,25 @@ class _Manifests:
         return self._loaded[sha]
 
 
-def _docs(
-    manifest: _Summary, doc_type: str | None, glob: GlobSet | None
-) -> dict[str, dict[str, Any]]:
-    if doc_type is None and glob is None:
-        return {d["documentId"]: d for d in manifest.docs}
-    return {
-        d["documentId"]: d
-        for d in manifest.docs
-        if (doc_type is None or d["docType"] == doc_type)
-        and (glob is None or glob.matches(d["path"]))
-    }
+@dataclass
+class _Totals:
+    """Documents, chunks and doc types of one snapshot after the filters."""
+
+    docs: int = 0
+    chunks: int = 0
+    types: dict[str, int] | None = None
+
+    def moved(self, added: list[dict[str, Any]], removed: list[dict[str, Any]]) -> _Totals:
+        types = dict(self.types or {})
+        chunks = self.chunks
+        for doc, sign in [(d, 1) for d in added] + [(d, -1) for d in removed]:
+            types[doc["docType"]] = types.get(doc["docType"], 0) + sign
+            chunks += sign * doc["chunkIds"]
+        return _Totals(
+            self.docs + len(added) - len(removed),
+            chunks,
+            {k: v for k, v in types.items() if v},
+        )
 
 
 def _is_memory_path(path: str) -> bool:
@@ -239,6 +332,12 @@ def _statement(ws: Workspace, record: ArtifactRecord) -> dict[str, Any]:
 
 def semantic_overlay(ws: Workspace, records: list[ArtifactRecord], view: str) -> dict[str, Any]:
     """The ``semantic`` block of one snapshot from the artifacts bound to it."""
+    if not records:  # the usual case: the artifact catalog is never imported
+        counts = {"beliefs": 0, "openLoops": 0, "evidence": 0, "artifacts": 0}
+        empty: dict[str, Any] = {"available": False, "headline": None, "counts": counts}
+        if view != "minimal":
+            empty.update(beliefs=[], openLoops=[], evidence=[], artifacts=[])
+        return empty
     from ragit.artifacts.catalog import EXCLUDED, relative_path
 
     beliefs: list[dict[str, Any]] = []
@@ -335,6 +434,76 @@ def collect_window(
     return window, base
 
 
+def _snapshot_blocks(
+    manifests: _Manifests,
+    window: list[CommitInfo],
+    indexed: list[str],
+    previous_of: dict[str, str | None],
+    req: LogRequest,
+    glob: GlobSet | None,
+) -> dict[str, dict[str, Any]]:
+    """The ``snapshot`` block of every readable indexed commit of the window.
+
+    Oldest first: each snapshot's counts are its previous one's plus the records that
+    differ between the two (a difference of key sets), so the work follows the changes,
+    not the window times the documents.
+    """
+    records = manifests.records.decoded
+    for info in window:  # the read order (and the order of warnings) of a newest-first walk
+        if manifests.has(info.sha) and manifests.get(info.sha) is not None:
+            prev = previous_of.get(info.sha)
+            if prev is not None:
+                manifests.get(prev)
+
+    def selected(keys: frozenset[bytes]) -> list[dict[str, Any]]:
+        docs = [records[k] for k in keys]
+        if req.doc_type is None and glob is None:
+            return docs
+        return [
+            d
+            for d in docs
+            if (req.doc_type is None or d["docType"] == req.doc_type)
+            and (glob is None or glob.matches(d["path"]))
+        ]
+
+    totals: dict[str, _Totals] = {}
+    blocks: dict[str, dict[str, Any]] = {}
+    for sha in reversed(indexed):
+        current = manifests.get(sha)
+        if current is None:
+            continue
+        prev_sha = previous_of[sha]
+        previous = manifests.get(prev_sha) if prev_sha is not None else None
+        removed: list[dict[str, Any]] = []
+        if previous is None or prev_sha is None:
+            added = selected(current.keys)
+            total = _Totals().moved(added, removed)
+        else:
+            added = selected(current.keys - previous.keys)
+            removed = selected(previous.keys - current.keys)
+            before = totals.get(prev_sha) or _Totals().moved(selected(previous.keys), [])
+            total = before.moved(added, removed)
+        totals[sha] = total
+        counts, changed = _changes(
+            {d["documentId"]: d for d in added},
+            {d["documentId"]: d for d in removed},
+            req.view,
+        )
+        snapshot: dict[str, Any] = {
+            "status": "indexed",
+            "createdAt": current.created_at,
+            "previousSnapshotSha": prev_sha,
+            "docs": total.docs,
+            "chunks": total.chunks,
+            "delta": counts,
+            "types": dict(sorted((total.types or {}).items())),
+        }
+        if req.view != "minimal":
+            snapshot["changed"] = changed
+        blocks[sha] = snapshot
+    return blocks
+
+
 def run_log(ws: Workspace, req: LogRequest) -> dict[str, Any]:
     """The data of `ragit log` (reads only)."""
     glob_text = validate_filters(req.doc_type, req.path)
@@ -352,16 +521,7 @@ def run_log(ws: Workspace, req: LogRequest) -> dict[str, Any]:
     for i, sha in enumerate(indexed):
         previous_of[sha] = indexed[i + 1] if i + 1 < len(indexed) else base
     bound = _bound_artifacts(ws) if indexed else {}
-    filtered: dict[str, dict[str, Any] | None] = {}
-
-    def docs_of(sha: str | None) -> dict[str, Any] | None:
-        if sha is None:
-            return None
-        if sha not in filtered:
-            manifest = manifests.get(sha)
-            filtered[sha] = None if manifest is None else _docs(manifest, req.doc_type, glob)
-        return filtered[sha]
-
+    blocks = _snapshot_blocks(manifests, window, indexed, previous_of, req, glob)
     entries: list[dict[str, Any]] = []
     for info in window:
         entry: dict[str, Any] = {
@@ -370,32 +530,14 @@ def run_log(ws: Workspace, req: LogRequest) -> dict[str, Any]:
             "authorName": info.author_name,
             "authoredAt": info.authored_at,
         }
-        manifest = manifests.get(info.sha) if manifests.has(info.sha) else None
-        if manifest is None:
+        snapshot = blocks.get(info.sha)
+        if snapshot is None:
             status = "invalid" if manifests.has(info.sha) else "missing"
             entry["snapshot"] = {"status": status}
             entry["semantic"] = semantic_overlay(ws, [], req.view)
-            entries.append(entry)
-            continue
-        current = docs_of(info.sha) or {}
-        prev_sha = previous_of.get(info.sha)
-        counts, changed = _changes(current, docs_of(prev_sha), req.view)
-        types: dict[str, int] = {}
-        for doc in current.values():
-            types[doc["docType"]] = types.get(doc["docType"], 0) + 1
-        snapshot: dict[str, Any] = {
-            "status": "indexed",
-            "createdAt": manifest.created_at,
-            "previousSnapshotSha": prev_sha,
-            "docs": len(current),
-            "chunks": sum(d["chunkIds"] for d in current.values()),
-            "delta": counts,
-            "types": dict(sorted(types.items())),
-        }
-        if req.view != "minimal":
-            snapshot["changed"] = changed
-        entry["snapshot"] = snapshot
-        entry["semantic"] = semantic_overlay(ws, bound.get(info.sha, []), req.view)
+        else:
+            entry["snapshot"] = snapshot
+            entry["semantic"] = semantic_overlay(ws, bound.get(info.sha, []), req.view)
         entries.append(entry)
     masked, count, sources = mask_cached(entries, "entries")
     redaction = RedactionSummary().merge_sources(sources, count)

@@ -12,21 +12,71 @@ apply:
   by a store rebuild;
 * ``store-rebuild`` — the store is missing, unreadable or lacks chunks a manifest
   names: regenerate it from the union of all manifests (git objects), verify, swap;
-* ``ingest`` — HEAD has no snapshot: incremental ingest from the nearest indexed
-  ancestor (or a full one). Blocked while document candidates are dirty.
+* ``ingest``, ``harness-verify``, ``artifact-review``, ``harness-run`` — from the
+  items `ragit drift` finds not fresh (the same evaluation, with the same ``--scope``,
+  ``--path``, ``--goal``, ``--session`` and ``--max-count`` filters, UR §12.20):
+
+  - the baseline (HEAD has no snapshot) → ``ingest`` of HEAD from the nearest indexed
+    ancestor (or a full one); the stale documents join it;
+  - stale documents without the baseline (a filter left it out) → a targeted
+    ``ingest --path <p>…`` of just those documents on top of the parent's snapshot
+    (blocked when the parent has none: indexing more than was selected is not a repair
+    of the selection);
+  - harness suites with ``dependency_stale`` or ``failure_evidence_present`` →
+    ``harness-verify --suite <id>`` (reads only), and with failure evidence also
+    ``harness-run`` (blocked: it needs an executor input);
+  - any other non-fresh session artifact or suite → ``artifact-review`` (blocked: it
+    needs a review input).
+
+  Ingest is blocked while document candidates are dirty.
+
+The storage actions are about the store, not items: they are planned whatever the item
+filters (no item can be repaired on a broken store); ``--action`` selects among all.
 """
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from ragit.config import RagitConfig
 from ragit.contract.errors import RagitError
 from ragit.workspace import Workspace
 
-ACTIONS = ("release-lock", "ingest-recover", "store-rebuild", "ingest")
+STORAGE_ACTIONS = ("release-lock", "ingest-recover", "store-rebuild")
+ITEM_ACTIONS = ("ingest", "harness-verify", "artifact-review", "harness-run")
+ACTIONS = STORAGE_ACTIONS + ITEM_ACTIONS
 Progress = Callable[[str], None]
+_BASELINE_REASONS = frozenset({"no_baseline", "missing_manifest_anchor"})
+_VERIFY_REASONS = frozenset({"dependency_stale", "failure_evidence_present"})
+
+
+@dataclass(frozen=True)
+class RepairFilters:
+    """Which drift items the plan repairs (the `drift` filters)."""
+
+    scope: str = "all"
+    path: str | None = None
+    goal_id: str | None = None
+    session_id: str | None = None
+    max_count: int | None = None
+
+    def argv(self) -> list[str]:
+        """The filters as flags, so a printed command repeats the same selection."""
+        out: list[str] = []
+        if self.scope != "all":
+            out += ["--scope", self.scope]
+        if self.path is not None:
+            out += ["--path", self.path]
+        if self.goal_id is not None:
+            out += ["--goal", self.goal_id]
+        if self.session_id is not None:
+            out += ["--session", self.session_id]
+        if self.max_count is not None:
+            out += ["--max-count", str(self.max_count)]
+        return out
 
 
 def _action(
@@ -38,6 +88,10 @@ def _action(
     args: list[str],
     notes: list[str],
     status: str = "planned",
+    command: str | None = None,
+    items: list[str] | None = None,
+    scope: str | None = None,
+    requires_input: bool = False,
 ) -> dict[str, Any]:
     return {
         "actionId": f"repair_{kind.replace('-', '_')}_{n:03d}",
@@ -45,10 +99,12 @@ def _action(
         "reasonCodes": reasons,
         "status": status,
         "safeToApply": safe,
-        "requiresInput": False,
-        "command": "ragit " + " ".join(["repair", "--apply", "--action", kind]),
+        "requiresInput": requires_input,
+        "command": command or "ragit " + " ".join(["repair", "--apply", "--action", kind]),
         "args": args,
         "notes": notes,
+        "sourceScope": scope,
+        "sourceItemIds": items or [],
     }
 
 
@@ -90,12 +146,29 @@ def _store_problem(ws: Workspace, *, wait_ms: int) -> str | None:
         reader.close()
 
 
-def plan_repair(ws: Workspace, requested: list[str]) -> list[dict[str, Any]]:
-    """The repair plan (reads only)."""
-    from ragit.ops.status import repository_status
+def plan_repair(
+    ws: Workspace, requested: list[str], filters: RepairFilters | None = None
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The repair plan and the drift evaluation it came from (reads only).
+
+    Raises:
+        InputInvalid: a bad ``--scope`` or a ``--path`` glob outside the repository.
+    """
+    from ragit.ops.drift import MAX_COUNT, DriftRequest, evaluate
     from ragit.store.journal_scan import scan_journals
     from ragit.store.lock import inspect_lock
 
+    filters = filters or RepairFilters()
+    drift = evaluate(
+        ws,
+        DriftRequest(
+            scope=filters.scope,
+            path=filters.path,
+            goal_id=filters.goal_id,
+            session_id=filters.session_id,
+            max_count=filters.max_count or MAX_COUNT,
+        ),
+    )
     plan: list[dict[str, Any]] = []
     lock = inspect_lock(ws)
     if lock.state == "unknown" or "release-lock" in requested:
@@ -142,24 +215,133 @@ def plan_repair(ws: Workspace, requested: list[str]) -> list[dict[str, Any]]:
                 ],
             )
         )
-    status = repository_status(ws)
-    snapshot = status["snapshot"]
-    if (snapshot["status"] == "missing" and snapshot.get("resolvedSha")) or "ingest" in requested:
-        dirty = snapshot.get("worktreeDirty", False)
-        plan.append(
-            _action(
-                "ingest",
-                len(plan) + 1,
-                ["head_not_indexed"] if snapshot["status"] == "missing" else ["requested"],
-                safe=True,
-                args=[],
-                notes=["incremental ingest of HEAD from the nearest indexed ancestor"]
-                + (["dirty document candidates will block it; commit them first"] if dirty else []),
-            )
-        )
+    plan.extend(_item_actions(ws, drift, filters, requested, len(plan)))
     if requested:
         plan = [a for a in plan if a["action"] in requested]
-    return plan
+    return plan, drift
+
+
+def _item_actions(
+    ws: Workspace,
+    drift: dict[str, Any],
+    filters: RepairFilters,
+    requested: list[str],
+    offset: int,
+) -> list[dict[str, Any]]:
+    """Actions for the drift items that are not fresh, in UR §12.20's priority order."""
+    from ragit.snapshot._git import GitRepo
+
+    items = [i for i in drift["items"] if i["status"] != "fresh"]
+    head = drift["baseline"]["headSha"]
+    again = shlex.join(filters.argv())
+    again = f" {again}" if again else ""
+    out: list[dict[str, Any]] = []
+
+    def add(kind: str, reasons: list[str], **kw: Any) -> None:
+        out.append(_action(kind, offset + len(out) + 1, sorted(set(reasons)), **kw))
+
+    baseline = [i for i in items if i["itemType"] == "baseline"]
+    documents = [i for i in items if i["itemType"] == "document"]
+    dirty_note = _dirty_note(ws)
+    if head is not None and baseline:
+        add(
+            "ingest",
+            baseline[0]["reasonCodes"] + [r for d in documents for r in d["reasonCodes"]],
+            safe=True,
+            args=[],
+            notes=["incremental ingest of HEAD from the nearest indexed ancestor", *dirty_note],
+            command=f"ragit repair --apply --action ingest{again}",
+            items=["baseline"] + [d["id"] for d in documents],
+            scope="durable",
+        )
+    elif head is not None and documents:
+        paths = sorted({p for d in documents for p in d["affectedPaths"]})
+        # A targeted ingest starts from HEAD's own snapshot, else its parent's.
+        start = drift["baseline"]["snapshotSha"]
+        parent_indexed = start is not None and start in (head, GitRepo(ws.root).parent(head))
+        where = "HEAD's" if start == head else "HEAD's parent"
+        notes = [f"re-indexes {len(paths)} selected document(s) on top of {where} snapshot"]
+        if not parent_indexed:
+            notes = [
+                "HEAD's parent has no snapshot, so the selected documents cannot be re-indexed "
+                "alone; `ragit ingest` indexes all of HEAD"
+            ]
+        add(
+            "ingest",
+            [r for d in documents for r in d["reasonCodes"]],
+            safe=parent_indexed,
+            args=[a for p in paths for a in ("--path", p)],
+            notes=notes + dirty_note,
+            status="planned" if parent_indexed else "blocked",
+            command=f"ragit repair --apply --action ingest{again}",
+            items=[d["id"] for d in documents],
+            scope="durable",
+        )
+    artifacts = [i for i in items if i["itemType"] in ("memoryArtifact", "harnessSuite")]
+    verify = [
+        i
+        for i in artifacts
+        if i["itemType"] == "harnessSuite" and _VERIFY_REASONS & set(i["reasonCodes"])
+    ]
+    for item in verify:
+        add(
+            "harness-verify",
+            item["reasonCodes"],
+            safe=True,
+            args=["--suite", item["id"]],
+            notes=["structural preflight of the suite (reads only)"],
+            command=f"ragit harness verify --suite {item['id']}",
+            items=[item["id"]],
+            scope=item["scope"],
+        )
+    for item in artifacts:
+        if item in verify and not set(item["reasonCodes"]) - _VERIFY_REASONS:
+            continue
+        add(
+            "artifact-review",
+            item["reasonCodes"],
+            safe=False,
+            args=["--input", "<artifact-review.json>"],
+            notes=[f"review {item['title']!r}: supersede, retract or re-confirm it"],
+            status="blocked",
+            command="ragit artifact review --input <artifact-review.json>",
+            items=[item["id"]],
+            scope=item["scope"],
+            requires_input=True,
+        )
+    for item in verify:
+        if "failure_evidence_present" not in item["reasonCodes"]:
+            continue
+        add(
+            "harness-run",
+            ["failure_evidence_present"],
+            safe=False,
+            args=["--input", "<harness-run.json>"],
+            notes=["re-run the suite to replace the failure evidence"],
+            status="blocked",
+            command="ragit harness run --input <harness-run.json>",
+            items=[item["id"]],
+            scope=item["scope"],
+            requires_input=True,
+        )
+    if "ingest" in requested and not any(a["action"] == "ingest" for a in out):
+        add(
+            "ingest",
+            ["requested"],
+            safe=True,
+            args=[],
+            notes=["incremental ingest of HEAD from the nearest indexed ancestor", *dirty_note],
+            items=[],
+            scope="durable",
+        )
+    return out
+
+
+def _dirty_note(ws: Workspace) -> list[str]:
+    from ragit.ops.status import repository_status
+
+    dirty = repository_status(ws)["snapshot"].get("worktreeDirty", False)
+    return ["dirty document candidates will block it; commit them first"] if dirty else []
 
 
 def _execute(
@@ -199,21 +381,37 @@ def _execute(
         from ragit.ingest.apply import run_ingest
         from ragit.ingest.request import IngestRequest
 
-        return list(run_ingest(ws, cfg, IngestRequest(), progress).get("warnings", []))
+        paths = [a for i, a in enumerate(action["args"]) if i % 2 == 1]
+        result = run_ingest(ws, cfg, IngestRequest(paths=paths), progress)
+        return list(result.get("warnings", []))
+    elif kind == "harness-verify":
+        from ragit.harness.verify import verify
+
+        checked = verify(ws, action["args"][1])
+        failed = [c["name"] for c in checked["checks"] if not c["ok"]]
+        if failed:
+            return [f"harness verify {checked['suiteId']}: failed checks {', '.join(failed)}"]
     return []
 
 
 def run_repair(
-    ws: Workspace, cfg: RagitConfig, *, apply: bool, requested: list[str], progress: Progress
+    ws: Workspace,
+    cfg: RagitConfig,
+    *,
+    apply: bool,
+    requested: list[str],
+    progress: Progress,
+    filters: RepairFilters | None = None,
 ) -> tuple[dict[str, Any], RagitError | None]:
     """Plan, and with ``apply`` execute the safe actions in order.
 
     Returns the data and the first action error (apply mode only).
     """
-    plan = plan_repair(ws, requested)
+    filters = filters or RepairFilters()
+    plan, drift = plan_repair(ws, requested, filters)
     executed: list[dict[str, Any]] = []
     skipped: list[dict[str, Any]] = []
-    warnings: list[str] = []
+    warnings: list[str] = list(drift["warnings"])
     failure: RagitError | None = None
     if apply:
         for action in plan:
@@ -238,7 +436,20 @@ def run_repair(
             "failed": sum(1 for a in executed if a["status"] == "failed"),
             "skipped": len(skipped),
         },
-        "filters": {"actions": requested},
+        "filters": {
+            "scope": filters.scope,
+            "path": drift["filters"]["path"],
+            "goalId": filters.goal_id,
+            "sessionId": filters.session_id,
+            "maxCount": filters.max_count,
+            "actions": requested,
+        },
+        "drift": {
+            "overallStatus": drift["overallStatus"],
+            "counts": drift["counts"],
+            "baseline": drift["baseline"],
+            "items": [i for i in drift["items"] if i["status"] != "fresh"],
+        },
         "plannedActions": plan,
         "executedActions": executed,
         "skippedActions": skipped,

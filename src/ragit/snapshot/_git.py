@@ -256,6 +256,32 @@ class GitRepo:
             return None
         return str(entry.id)
 
+    def blobs_at(self, sha: str, paths: list[str]) -> dict[str, str | None]:
+        """:meth:`blob_at` for many paths: each directory's tree is looked up once."""
+        root = self._commit(sha).tree
+        trees: dict[str, pygit2.Tree | None] = {"": root}
+        out: dict[str, str | None] = {}
+        for path in paths:
+            folder, _, name = path.rpartition("/")
+            if folder not in trees:
+                try:
+                    found = root[folder]
+                except (KeyError, ValueError):
+                    found = None
+                trees[folder] = found if isinstance(found, pygit2.Tree) else None
+            tree = trees[folder]
+            try:
+                entry = tree[name] if tree is not None and name else None
+            except (KeyError, ValueError):
+                entry = None
+            if entry is None or (
+                entry.filemode not in _FILE_MODES and entry.filemode != _LINK_MODE
+            ):
+                out[path] = None
+            else:
+                out[path] = str(entry.id)
+        return out
+
     def entry_id(self, sha: str, path: str) -> str | None:
         """The object id of ``path`` (a file, link or directory) in ``sha``'s tree, or None."""
         try:

@@ -98,21 +98,33 @@ def render_log(data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def run_drift(inv: Invocation) -> Outcome:
-    """Handler for `ragit drift`."""
+def item_ids(inv: Invocation) -> dict[str, str | None]:
+    """``--goal`` and ``--session`` of `drift` and `repair`, checked."""
     from ragit.contract.errors import InputInvalid
     from ragit.contract.inputs import has_control_chars
-    from ragit.ops.drift import DEFAULT_MAX_COUNT, MAX_COUNT, DriftRequest, evaluate
 
-    p = inv.params
     ids: dict[str, str | None] = {}
     for name in ("goal", "session"):
-        value = p.get(name)
+        value = inv.params.get(name)
         if value is not None and (
             not value.strip() or has_control_chars(value) or len(value) > 256
         ):
             raise InputInvalid(name, "must be a non-empty id")
         ids[name] = value
+    return ids
+
+
+def max_count_option(inv: Invocation, default: int, maximum: int) -> int:
+    """``-n/--max-count``, checked (``default`` when absent)."""
+    return _max_count(inv, default, maximum)
+
+
+def run_drift(inv: Invocation) -> Outcome:
+    """Handler for `ragit drift`."""
+    from ragit.ops.drift import DEFAULT_MAX_COUNT, MAX_COUNT, DriftRequest, evaluate
+
+    p = inv.params
+    ids = item_ids(inv)
     req = DriftRequest(
         scope=p.get("scope") or "all",
         path=p.get("path"),

@@ -10,8 +10,16 @@ from ragit.contract.errors import InputInvalid
 
 def render(data: dict[str, Any]) -> str:
     lines = [f"repair ({data['mode']}): {data['summary']}"]
+    drift = data.get("drift")
+    if drift:
+        counts = drift["counts"]
+        lines.append(
+            f"drift: {drift['overallStatus']} (fresh {counts['fresh']}, suspect "
+            f"{counts['suspect']}, stale {counts['stale']})"
+        )
     for action in data["plannedActions"]:
         lines.append(f"- {action['action']} [{action['status']}] {', '.join(action['notes'])}")
+        lines.append(f"  {action['command']}")
     for action in data["executedActions"]:
         lines.append(f"  executed {action['action']}: {action['status']}")
     if not data["plannedActions"]:
@@ -21,18 +29,30 @@ def render(data: dict[str, Any]) -> str:
 
 def run_repair_cmd(inv: Invocation) -> Outcome:
     """Handler for `ragit repair`."""
-    from ragit.ops.repair import ACTIONS, run_repair
+    from ragit.cli.commands.history import item_ids, max_count_option
+    from ragit.ops.drift import MAX_COUNT
+    from ragit.ops.repair import ACTIONS, RepairFilters, run_repair
 
     requested = list(inv.params.get("action") or ())
     for action in requested:
         if action not in ACTIONS:
             raise InputInvalid("action", f"must be one of {', '.join(ACTIONS)}")
+    ids = item_ids(inv)
+    limit = max_count_option(inv, 0, MAX_COUNT) if inv.params.get("max_count") is not None else None
+    filters = RepairFilters(
+        scope=inv.params.get("scope") or "all",
+        path=inv.params.get("path"),
+        goal_id=ids["goal"],
+        session_id=ids["session"],
+        max_count=limit,
+    )
     data, error = run_repair(
         inv.workspace(),
         inv.config(),
         apply=bool(inv.params.get("apply")),
         requested=requested,
         progress=inv.progress,
+        filters=filters,
     )
     warnings = data.pop("warnings")
     return Outcome(data=data, text=lambda: render(data), warnings=warnings, error=error)
