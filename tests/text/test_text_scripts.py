@@ -83,13 +83,15 @@ def test_has_cjk_is_whether_cjk_runs_finds_anything() -> None:
 
 
 def test_script_weights_follow_the_question_composition() -> None:
-    """Contract §7: keyword fields are mixed by the share of Latin words vs CJK characters."""
+    """Implementation choice: the share of Latin words vs CJK characters weighs each field's
+    coverage and, for an English-only model, the n-gram embedding's share of the vector."""
     assert script_weights("how do retries work") == (1.0, 0.0)
     assert script_weights("재시도는 어떻게 동작하나요") == (0.0, 1.0)
     # Two Latin words, two Hangul characters (one CJK term per two characters).
     assert script_weights("payment retry 방지") == (pytest.approx(2 / 3), pytest.approx(1 / 3))
-    # A word mixing scripts counts by its CJK characters only.
-    assert script_weights("ingest가") == (0.0, 1.0)
+    # A Latin word with a Korean particle written onto it is a Latin word and CJK characters.
+    assert script_weights("ingest가") == (pytest.approx(2 / 3), pytest.approx(1 / 3))
+    assert script_weights("가") == (0.0, 1.0)
 
 
 def test_script_weights_of_a_question_without_words_is_all_latin() -> None:
