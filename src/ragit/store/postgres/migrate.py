@@ -15,7 +15,7 @@ from typing import Any
 import psycopg
 
 from ragit.store.postgres.connection import connect, register_vector, translated
-from ragit.store.postgres.steps import SCHEMA_VERSION, STEPS
+from ragit.store.postgres.steps import SCHEMA_VERSION, STEPS, current_version
 
 # pg_advisory_lock key of migrations ("ragit-mg" as a big-endian int64).
 MIGRATE_LOCK = int.from_bytes(b"ragit-mg", "big")
@@ -39,18 +39,6 @@ class Migration:
 
     def payload(self) -> dict[str, Any]:
         return {"before": self.before, "after": self.after, "applied": list(self.applied)}
-
-
-def current_version(conn: psycopg.Connection[Any]) -> int:
-    """The schema version of the database ``conn`` reaches (0: never migrated)."""
-    with conn.cursor() as cur:
-        cur.execute("SELECT to_regclass('ragit_schema_version') IS NOT NULL")
-        row = cur.fetchone()
-        if row is None or not row[0]:
-            return 0
-        cur.execute("SELECT coalesce(max(version), 0) FROM ragit_schema_version")
-        row = cur.fetchone()
-    return int(row[0]) if row else 0
 
 
 def migrate() -> Migration:

@@ -28,8 +28,7 @@ import psycopg
 from psycopg import sql
 
 from ragit.store.postgres.connection import connect, translated, unavailable, vector_text
-from ragit.store.postgres.migrate import current_version
-from ragit.store.postgres.steps import FIELDS, SCHEMA_VERSION
+from ragit.store.postgres.steps import FIELDS, SCHEMA_VERSION, current_version
 from ragit.store.rows import StoredChunk
 from ragit.store.terms import POSTING, Chunks, keys_of
 

@@ -1,5 +1,5 @@
-"""The schema of the shared store, as ordered migration steps (data only: applying them is
-:mod:`ragit.store.postgres.migrate`; readers import this module for the version they read).
+"""The schema of the shared store, as ordered migration steps, and the version a database is
+at (applying the steps is :mod:`ragit.store.postgres.migrate`, a writer readers never import).
 
 Step *n* (1-based) takes the schema from version *n − 1* to *n*. A step is never edited
 once released: a change is a new step at the end.
@@ -31,6 +31,9 @@ chunk_count, published_at)``
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
+
+import psycopg
 
 
 @dataclass(frozen=True)
@@ -93,3 +96,15 @@ CREATE TABLE ragit_snapshot_chunks(
 
 SCHEMA_VERSION = len(STEPS)
 FIELDS = ("en", "cjk")
+
+
+def current_version(conn: psycopg.Connection[Any]) -> int:
+    """The schema version of the database ``conn`` reaches (0: never migrated)."""
+    with conn.cursor() as cur:
+        cur.execute("SELECT to_regclass('ragit_schema_version') IS NOT NULL")
+        row = cur.fetchone()
+        if row is None or not row[0]:
+            return 0
+        cur.execute("SELECT coalesce(max(version), 0) FROM ragit_schema_version")
+        row = cur.fetchone()
+    return int(row[0]) if row else 0

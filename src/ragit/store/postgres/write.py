@@ -10,6 +10,10 @@ the transaction that inserted the row. A snapshot (the manifest and its chunk id
 published in one transaction that also checks every chunk is stored: it is visible
 entirely or not at all, and a writer killed before the commit leaves nothing (the server
 rolls the open transaction back when the connection dies).
+
+Fault phases (:mod:`ragit._faults`, test-only): ``pg-chunks-inserted`` (a write's rows and
+postings inserted, not committed) and ``pg-snapshot-inserted`` (a snapshot's rows
+inserted, not committed).
 """
 
 from __future__ import annotations
@@ -23,10 +27,10 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
+from ragit import _faults
 from ragit.contract.errors import IngestStoreWriteUnverified, InputInvalid
 from ragit.store.postgres.connection import connect, translated, unavailable, vector_text
-from ragit.store.postgres.migrate import current_version
-from ragit.store.postgres.steps import SCHEMA_VERSION
+from ragit.store.postgres.steps import SCHEMA_VERSION, current_version
 from ragit.store.rows import ChunkRow
 from ragit.text.terms import cjk_terms, en_terms
 
@@ -208,6 +212,7 @@ class PgWriter:
                         for field, counts in enumerate(terms[cid]):
                             for term, tf in counts.items():
                                 copy.write_row((namespace_id, field, term, cid, tf))
+            _faults.reach("pg-chunks-inserted")
             return WriteResult(written=len(inserted), present=len(unique) - len(inserted))
 
     def publish(self, commit_sha: str, manifest: bytes, chunk_ids: Iterable[str]) -> None:
@@ -252,3 +257,4 @@ class PgWriter:
             with cur.copy("COPY ragit_snapshot_chunks(snapshot_id, chunk_id) FROM STDIN") as copy:
                 for cid in ids:
                     copy.write_row((snapshot_id, cid))
+            _faults.reach("pg-snapshot-inserted")
