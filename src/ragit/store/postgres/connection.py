@@ -12,10 +12,11 @@ Failures are typed (:mod:`ragit.contract.errors`):
 * no server configured, or the server refuses the connection (wrong password, unknown
   database, nothing listening) → ``SNAPSHOT_STORE_UNAVAILABLE`` (not ready, not retryable
   as such: the configuration or the server must change);
-* a connection lost while in use (a server restart, a terminated backend, a network cut)
-  → ``STORE_READ_BUSY`` for a reader and ``STORE_WRITE_BUSY`` for a writer, both
-  ``transient`` and retryable: the server rolled the transaction back, and the same call
-  on a fresh connection succeeds once the server is back.
+* an operation the server interrupts (a connection lost to a server restart, a terminated
+  backend or a network cut; a deadlock or serialization failure: psycopg's
+  ``OperationalError``) → ``STORE_READ_BUSY`` for a reader and ``STORE_WRITE_BUSY``
+  (``lockState: "interrupted"``) for a writer, both ``transient`` and retryable: the same
+  call on a fresh connection succeeds once the server is back.
 """
 
 from __future__ import annotations
@@ -87,14 +88,20 @@ def unavailable(reason: str) -> SnapshotStoreUnavailable:
 
 
 def lost(exc: BaseException, *, writer: bool) -> StoreReadBusy | StoreWriteBusy:
-    """The typed, retryable error for a connection lost while in use."""
-    reason = (
-        f"the connection to the PostgreSQL store was lost ({_reason(exc)}); the server "
-        "rolled the transaction back: retry"
-    )
+    """The typed, retryable error for an operation the server interrupted: the connection
+    lost (a restart, a terminated backend), a deadlock or serialization failure."""
     if writer:
-        return StoreWriteBusy("connection-lost", None, reason=reason)
-    return StoreReadBusy(0, reason=reason)
+        return StoreWriteBusy(
+            "interrupted",
+            None,
+            reason=(
+                f"the PostgreSQL store interrupted the write ({_reason(exc)}); retrying is safe: "
+                "chunk writes are idempotent and a snapshot is published whole or not at all"
+            ),
+        )
+    return StoreReadBusy(
+        0, reason=f"the PostgreSQL store interrupted the read ({_reason(exc)}); retry"
+    )
 
 
 def connect(*, read_only: bool, autocommit: bool = False) -> psycopg.Connection[Any]:

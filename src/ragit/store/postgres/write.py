@@ -199,8 +199,11 @@ class PgWriter:
                             vector_text(r.vector),
                         )
                     )
+            # In chunk id order: concurrent writers of overlapping rows then wait on each
+            # other's rows in one order and never deadlock.
             cur.execute(
                 "INSERT INTO ragit_chunks SELECT * FROM ragit_stage_chunks "
+                'ORDER BY chunk_id COLLATE "C" '
                 "ON CONFLICT (namespace_id, chunk_id) DO NOTHING RETURNING chunk_id"
             )
             inserted = [str(row[0]) for row in cur.fetchall()]
