@@ -18,6 +18,7 @@ A connection lost during a call (a server restart, a terminated backend) raises
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -219,6 +220,10 @@ class PgReader:
         """The snapshot's keyword index (see :class:`SnapshotTermIndex`)."""
         return SnapshotTermIndex(self, snapshot)
 
+    def view(self, snapshot: Snapshot) -> SnapshotReader:
+        """The snapshot as the retrieval engine reads a store (see :class:`SnapshotReader`)."""
+        return SnapshotReader(self, snapshot)
+
     # ------------------------------------------------------------------ chunks
 
     def fetch(self, snapshot: Snapshot, chunk_ids: Iterable[str]) -> dict[str, StoredChunk]:
@@ -236,11 +241,29 @@ class PgReader:
             for r in rows
         }
 
+    def fetch_vectors(self, snapshot: Snapshot, chunk_ids: Iterable[str]) -> dict[str, list[float]]:
+        """The vectors of ``chunk_ids`` that belong to the snapshot, by id, unit length."""
+        wanted = sorted(set(chunk_ids))
+        rows = self._rows(
+            "SELECT c.chunk_id, c.embedding::text FROM ragit_snapshot_chunks s "
+            "JOIN ragit_chunks c ON c.namespace_id = %s AND c.chunk_id = s.chunk_id "
+            "WHERE s.snapshot_id = %s AND s.chunk_id = ANY(%s::text[])",
+            (snapshot.namespace_id, snapshot.snapshot_id, wanted),
+        )
+        out: dict[str, list[float]] = {}
+        for cid, text in rows:
+            # Unit length, as the local store returns them (zvec normalizes for cosine).
+            v = np.array(str(text).strip("[]").split(","), dtype=np.float32)
+            norm = np.float32(np.linalg.norm(v)) or np.float32(1.0)
+            out[str(cid)] = (v / norm).tolist()
+        return out
+
     def vector_search(
         self, snapshot: Snapshot, vector: Sequence[float], k: int
     ) -> list[tuple[str, float]]:
         """The ``k`` chunks of the snapshot nearest to ``vector`` by cosine, as
-        ``(chunk id, cosine similarity)`` best first, ties by chunk id.
+        ``(chunk id, similarity)`` best first, ties by chunk id (similarity: 1 − cosine
+        distance, clamped to [0, 1]).
 
         The namespace's HNSW index serves the ordering when the planner picks it (pgvector
         filters the index's candidates by snapshot afterwards, so with a small snapshot in
@@ -263,4 +286,51 @@ class PgReader:
         # One more than asked, so a tie at the cut is resolved by chunk id below.
         rows = self._rows(query, (vector_text(vector), snapshot.snapshot_id, k + 1))
         ranked = sorted((float(r[1]), str(r[0])) for r in rows)
-        return [(cid, 1.0 - d) for d, cid in ranked[:k]]
+        # Similarity 1 − cosine distance clamped to [0, 1], as the local store reports it.
+        return [(cid, min(1.0, max(0.0, 1.0 - d))) for d, cid in ranked[:k]]
+
+
+class SnapshotReader:
+    """One published snapshot with the interface the retrieval engine reads a store through
+    (:class:`ragit.store.reader.StoreReader`'s: ``vector_search``, ``terms``, ``fetch``,
+    ``fetch_vectors``, ``chunk_count``, ``embedding``, ``store_id``, ``generation``), every
+    call restricted to the snapshot's chunks."""
+
+    def __init__(self, reader: PgReader, snapshot: Snapshot) -> None:
+        self._reader = reader
+        self.snapshot = snapshot
+        self.store_id = f"postgres:{snapshot.repository_id}"
+        self.generation = snapshot.snapshot_id
+        self._terms: SnapshotTermIndex | None = None
+
+    @property
+    def chunk_count(self) -> int:
+        return len(self.snapshot.chunk_ids)
+
+    @property
+    def dimensions(self) -> int:
+        return self.snapshot.dimensions
+
+    @property
+    def embedding(self) -> dict[str, Any]:
+        """The manifest's embedding profile."""
+        data = json.loads(self.snapshot.manifest)
+        embedding = data.get("embedding") if isinstance(data, dict) else None
+        return dict(embedding) if isinstance(embedding, dict) else {}
+
+    def vector_search(self, vector: Sequence[float], topk: int) -> list[tuple[str, float]]:
+        return self._reader.vector_search(self.snapshot, vector, topk)
+
+    def terms(self) -> SnapshotTermIndex:
+        if self._terms is None:
+            self._terms = self._reader.terms(self.snapshot)
+        return self._terms
+
+    def fetch(self, ids: Sequence[str]) -> dict[str, StoredChunk]:
+        return self._reader.fetch(self.snapshot, ids)
+
+    def fetch_vectors(self, ids: Sequence[str]) -> dict[str, list[float]]:
+        return self._reader.fetch_vectors(self.snapshot, ids)
+
+    def close(self) -> None:
+        """Nothing to release (the :class:`PgReader` owns the connection)."""
