@@ -254,3 +254,38 @@ def test_a_terminated_backend_mid_read_is_a_transient_retryable_error(database: 
         blocker.close()
         _assert_transient(thread.outcome.get("error"))  # type: ignore[attr-defined]
         assert len(reader.vector_search(snap, [1.0] * DIM, 3)) == 3
+
+
+def test_exact_search_ignores_the_index_and_approximate_search_uses_it(database: str) -> None:
+    migrate()
+    rows = make_rows(600, seed=17)
+    ids = [r.chunk_id for r in rows]
+    small = set(ids[:30])  # a small snapshot in a large namespace
+    _publish(rows, {SHA_A: ids[:30], SHA_B: ids[30:]})
+    with psycopg.connect(database, autocommit=True) as admin:
+        admin.execute("ANALYZE")
+    rng = np.random.default_rng(7)
+    with PgReader.open() as reader:
+        snap = reader.snapshot("repo", SHA_A)
+        assert snap is not None
+        conn = reader.connection
+        conn.execute("SET enable_seqscan = off")  # push the planner towards the HNSW index
+        conn.commit()
+        with conn.transaction():
+            plan = "\n".join(
+                r[0]
+                for r in conn.execute(
+                    f"EXPLAIN SELECT chunk_id FROM ragit_chunks c WHERE c.namespace_id = 1 "
+                    f"ORDER BY c.embedding::vector({DIM}) <=> "
+                    f"'[{','.join(['1'] * DIM)}]'::vector({DIM}) LIMIT 5"
+                ).fetchall()
+            )
+        assert index_name(1) in plan  # the index serves the approximate ordering
+        for _ in range(5):
+            q = rng.normal(size=DIM)
+            want = [c for c, _s in _cosine_top(rows, small, q, 10)]
+            assert [c for c, _s in reader.vector_search(snap, q.tolist(), 10)] == want
+            # Approximate: when the graph's candidates filtered by snapshot come back short,
+            # the search falls back to the exact scan rather than answer with fewer.
+            got = reader.vector_search(snap, q.tolist(), 10, approximate=True)
+            assert [c for c, _s in got] == want

@@ -259,15 +259,18 @@ class PgReader:
         return out
 
     def vector_search(
-        self, snapshot: Snapshot, vector: Sequence[float], k: int
+        self, snapshot: Snapshot, vector: Sequence[float], k: int, *, approximate: bool = False
     ) -> list[tuple[str, float]]:
         """The ``k`` chunks of the snapshot nearest to ``vector`` by cosine, as
         ``(chunk id, similarity)`` best first, ties by chunk id (similarity: 1 − cosine
         distance, clamped to [0, 1]).
 
-        The namespace's HNSW index serves the ordering when the planner picks it (pgvector
-        filters the index's candidates by snapshot afterwards, so with a small snapshot in
-        a large namespace the exact scan is the better plan and the planner takes it).
+        Exact by default, as the local store's FLAT index is: the ordering expression is not
+        the HNSW index's, so the server scans the snapshot's vectors. ``approximate`` orders
+        by the index's expression so the planner may walk the namespace's HNSW graph
+        (``hnsw.ef_search`` raised to ``k``); pgvector filters the graph's candidates by
+        snapshot afterwards, so a small snapshot in a large namespace can come back short —
+        then this falls back to the exact scan.
         """
         if k <= 0:
             return []
@@ -277,14 +280,30 @@ class PgReader:
                 f"{snapshot.dimensions}"
             )
         dim = sql.Literal(snapshot.dimensions)
+        ordering = (
+            sql.SQL("c.embedding::vector({dim}) <=> %s::vector({dim})")
+            if approximate
+            else sql.SQL("c.embedding <=> %s::vector({dim})")
+        ).format(dim=dim)
         query = sql.SQL(
-            "SELECT c.chunk_id, c.embedding::vector({dim}) <=> %s::vector({dim}) AS d "
+            "SELECT c.chunk_id, {ordering} AS d "
             "FROM ragit_chunks c JOIN ragit_snapshot_chunks s "
             "ON s.snapshot_id = %s AND s.chunk_id = c.chunk_id "
             "WHERE c.namespace_id = {ns} ORDER BY d LIMIT %s"
-        ).format(dim=dim, ns=sql.Literal(snapshot.namespace_id))
+        ).format(ordering=ordering, ns=sql.Literal(snapshot.namespace_id))
         # One more than asked, so a tie at the cut is resolved by chunk id below.
-        rows = self._rows(query, (vector_text(vector), snapshot.snapshot_id, k + 1))
+        args = (vector_text(vector), snapshot.snapshot_id, k + 1)
+        with self._transaction() as cur:
+            if approximate:
+                cur.execute(
+                    sql.SQL("SET LOCAL hnsw.ef_search = {}").format(
+                        sql.Literal(min(max(k + 1, 40), 1000))
+                    )
+                )
+            cur.execute(query, args)
+            rows = cur.fetchall()
+        if approximate and len(rows) < min(k + 1, len(snapshot.chunk_ids)):
+            return self.vector_search(snapshot, vector, k)
         ranked = sorted((float(r[1]), str(r[0])) for r in rows)
         # Similarity 1 − cosine distance clamped to [0, 1], as the local store reports it.
         return [(cid, min(1.0, max(0.0, 1.0 - d))) for d, cid in ranked[:k]]
