@@ -47,6 +47,13 @@ def test_write_is_content_addressed_and_idempotent(database: str) -> None:
     with PgWriter.open("repo", NAMESPACE, DIM) as writer:
         first = writer.write(rows)
         again = writer.write(rows[::-1] + rows[:10])  # repeats inside one call, too
+        # Another repository's writer sees them stored: it embeds nothing again.
+        with PgWriter.open("other-repo", NAMESPACE, DIM) as other:
+            assert other.existing([r.chunk_id for r in rows] + ["0" * 16]) == {
+                r.chunk_id for r in rows
+            }
+        with PgWriter.open("repo", "another-namespace", DIM) as other:
+            assert other.existing([r.chunk_id for r in rows]) == set()
     assert (first.written, first.present) == (120, 0)
     assert (again.written, again.present) == (0, 120)
     chunks, postings, _s, _sc = _counts(database)

@@ -154,6 +154,24 @@ class PgWriter:
             )
         return namespace_id
 
+    def existing(self, ids: Iterable[str]) -> set[str]:
+        """The ids of ``ids`` stored in this namespace (by any writer, any repository): an
+        ingest embeds only the others.
+
+        Raises:
+            StoreWriteBusy: the connection was lost.
+        """
+        wanted = sorted(set(ids))
+        if not wanted:
+            return set()
+        with translated(writer=True), self._conn.transaction(), self._conn.cursor() as cur:
+            cur.execute(
+                "SELECT c.chunk_id FROM ragit_chunks c JOIN ragit_namespaces n "
+                "USING (namespace_id) WHERE n.namespace = %s AND c.chunk_id = ANY(%s::text[])",
+                (self.namespace, wanted),
+            )
+            return {str(r[0]) for r in cur.fetchall()}
+
     def write(self, rows: Sequence[ChunkRow]) -> WriteResult:
         """Store ``rows`` (one transaction): the chunks this store lacks are inserted with
         their keyword postings, the others are left untouched.
