@@ -244,16 +244,20 @@ class PgReader:
     def fetch_vectors(self, snapshot: Snapshot, chunk_ids: Iterable[str]) -> dict[str, list[float]]:
         """The vectors of ``chunk_ids`` that belong to the snapshot, by id, unit length."""
         wanted = sorted(set(chunk_ids))
-        rows = self._rows(
-            "SELECT c.chunk_id, c.embedding::text FROM ragit_snapshot_chunks s "
-            "JOIN ragit_chunks c ON c.namespace_id = %s AND c.chunk_id = s.chunk_id "
-            "WHERE s.snapshot_id = %s AND s.chunk_id = ANY(%s::text[])",
-            (snapshot.namespace_id, snapshot.snapshot_id, wanted),
-        )
+        # Binary transfer: pgvector's binary form is the float32 values themselves.
+        with self._transaction() as cur:
+            cur.execute(
+                "SELECT c.chunk_id, c.embedding FROM ragit_snapshot_chunks s "
+                "JOIN ragit_chunks c ON c.namespace_id = %s AND c.chunk_id = s.chunk_id "
+                "WHERE s.snapshot_id = %s AND s.chunk_id = ANY(%s::text[])",
+                (snapshot.namespace_id, snapshot.snapshot_id, wanted),
+                binary=True,
+            )
+            rows = cur.fetchall()
         out: dict[str, list[float]] = {}
-        for cid, text in rows:
+        for cid, value in rows:
             # Unit length, as the local store returns them (zvec normalizes for cosine).
-            v = np.array(str(text).strip("[]").split(","), dtype=np.float32)
+            v = np.asarray(value.to_numpy() if hasattr(value, "to_numpy") else value, np.float32)
             norm = np.float32(np.linalg.norm(v)) or np.float32(1.0)
             out[str(cid)] = (v / norm).tolist()
         return out
