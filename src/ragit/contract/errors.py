@@ -455,9 +455,13 @@ class SnapshotSchemaUnsupported(CorruptError):
 class StoreWriteBusy(TransientError):
     code = "STORE_WRITE_BUSY"
 
-    def __init__(self, lock_state: str, owner: dict[str, Any] | None) -> None:
+    def __init__(
+        self, lock_state: str, owner: dict[str, Any] | None, *, reason: str | None = None
+    ) -> None:
+        # ``reason`` replaces the message when the busy store is not the local lock (the
+        # shared PostgreSQL store: a connection lost mid-write; the details are the same).
         super().__init__(
-            "another RAGit writer holds the store lock; retry after it completes",
+            reason or "another RAGit writer holds the store lock; retry after it completes",
             details={"lockState": lock_state, "owner": owner},
         )
 
@@ -465,12 +469,19 @@ class StoreWriteBusy(TransientError):
 class StoreReadBusy(TransientError):
     code = "STORE_READ_BUSY"
 
-    def __init__(self, waited_ms: int, *, writer_gone: bool = False) -> None:
+    def __init__(
+        self, waited_ms: int, *, writer_gone: bool = False, reason: str | None = None
+    ) -> None:
+        # ``reason`` replaces the message when the store is not the local copies (the shared
+        # PostgreSQL store: a server restart or a connection lost mid-read).
         super().__init__(
-            "no published store copy is readable and the store writer that holds the lock is "
-            "gone; the next ingest recovers the store"
-            if writer_gone
-            else "no published store copy is readable while a writer is active; retry shortly",
+            reason
+            or (
+                "no published store copy is readable and the store writer that holds the lock "
+                "is gone; the next ingest recovers the store"
+                if writer_gone
+                else "no published store copy is readable while a writer is active; retry shortly"
+            ),
             details={"waitedMs": waited_ms},
         )
 

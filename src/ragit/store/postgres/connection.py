@@ -1,0 +1,170 @@
+"""The connection to the shared store: taken only from the environment, never shown.
+
+The server is named by ``RAGIT_DATABASE_URL`` (a ``postgresql://`` URI or a libpq
+``key=value`` string); without it, by libpq's own ``PG*`` variables (``PGHOST``,
+``PGDATABASE``, ``PGUSER``, ``PGPASSWORD``, ``PGSERVICE``, ...), which libpq reads itself.
+Nothing here writes the connection anywhere, and no message RAGit makes from a connection
+failure carries a password or the user information of a URI: every text that leaves this
+package passes :func:`mask`.
+
+Failures are typed (:mod:`ragit.contract.errors`):
+
+* no server configured, or the server refuses the connection (wrong password, unknown
+  database, nothing listening) → ``SNAPSHOT_STORE_UNAVAILABLE`` (not ready, not retryable
+  as such: the configuration or the server must change);
+* an operation the server interrupts (a connection lost to a server restart, a terminated
+  backend or a network cut; a deadlock or serialization failure: psycopg's
+  ``OperationalError``) → ``STORE_READ_BUSY`` for a reader and ``STORE_WRITE_BUSY``
+  (``lockState: "interrupted"``) for a writer, both ``transient`` and retryable: the same
+  call on a fresh connection succeeds once the server is back.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+import psycopg
+from psycopg import conninfo
+
+from ragit.contract.errors import SnapshotStoreUnavailable, StoreReadBusy, StoreWriteBusy
+
+ENV_URL = "RAGIT_DATABASE_URL"
+# libpq variables that name a server (any one of them is a configuration).
+_PG_VARS = ("PGHOST", "PGHOSTADDR", "PGPORT", "PGDATABASE", "PGUSER", "PGSERVICE")
+MASK = "***"
+_USERINFO = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)[^/@\s?#]*@", re.IGNORECASE)
+_PASSWORD_KV = re.compile(r"(?P<key>password\s*=\s*)(?:'(?:[^'\\]|\\.)*'|\S+)", re.IGNORECASE)
+_PASSWORD_QS = re.compile(r"(?P<key>[?&]password=)[^&\s]*", re.IGNORECASE)
+CONNECT_TIMEOUT_S = 10
+
+
+def configured(env: Mapping[str, str] | None = None) -> bool:
+    """Whether the environment names a server (``RAGIT_DATABASE_URL`` or a ``PG*`` variable)."""
+    env = os.environ if env is None else env
+    return bool(env.get(ENV_URL)) or any(env.get(name) for name in _PG_VARS)
+
+
+def _secrets(env: Mapping[str, str]) -> list[str]:
+    found: list[str] = []
+    url = env.get(ENV_URL, "")
+    if url:
+        try:
+            password = conninfo.conninfo_to_dict(url).get("password")
+        except psycopg.ProgrammingError:
+            password = None
+        if password:
+            found.append(str(password))
+    if env.get("PGPASSWORD"):
+        found.append(env["PGPASSWORD"])
+    return sorted(set(found), key=len, reverse=True)
+
+
+def mask(text: str, env: Mapping[str, str] | None = None) -> str:
+    """``text`` with every password and the user information of every URI replaced by
+    ``***``: the configured passwords wherever they occur, ``scheme://user:pass@`` and
+    ``password=...`` (conninfo and query-string forms) whatever their value."""
+    env = os.environ if env is None else env
+    out = _USERINFO.sub(lambda m: f"{m.group('scheme')}{MASK}@", text)
+    out = _PASSWORD_KV.sub(lambda m: f"{m.group('key')}{MASK}", out)
+    out = _PASSWORD_QS.sub(lambda m: f"{m.group('key')}{MASK}", out)
+    for secret in _secrets(env):
+        out = out.replace(secret, MASK)
+    return out
+
+
+def _reason(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return mask(text)
+
+
+def unavailable(reason: str) -> SnapshotStoreUnavailable:
+    """``SNAPSHOT_STORE_UNAVAILABLE`` for the shared store (``reason`` is masked)."""
+    return SnapshotStoreUnavailable(None, f"the PostgreSQL store: {mask(reason)}")
+
+
+def lost(exc: BaseException, *, writer: bool) -> StoreReadBusy | StoreWriteBusy:
+    """The typed, retryable error for an operation the server interrupted: the connection
+    lost (a restart, a terminated backend), a deadlock or serialization failure."""
+    if writer:
+        return StoreWriteBusy(
+            "interrupted",
+            None,
+            reason=(
+                f"the PostgreSQL store interrupted the write ({_reason(exc)}); retrying is safe: "
+                "chunk writes are idempotent and a snapshot is published whole or not at all"
+            ),
+        )
+    return StoreReadBusy(
+        0, reason=f"the PostgreSQL store interrupted the read ({_reason(exc)}); retry"
+    )
+
+
+def connect(*, read_only: bool, autocommit: bool = False) -> psycopg.Connection[Any]:
+    """A new connection to the configured server (pgvector's types registered when the
+    extension exists). A reader's connection opens every transaction read-only
+    (``default_transaction_read_only``), so no statement it runs can write.
+
+    Raises:
+        SnapshotStoreUnavailable: nothing is configured, or the server refused.
+    """
+    env = os.environ
+    if not configured(env):
+        raise unavailable(
+            f"no server is configured: set {ENV_URL} (or libpq's PG* variables) in the environment"
+        )
+    options = "-c default_transaction_read_only=on" if read_only else ""
+    try:
+        conn = psycopg.connect(
+            env.get(ENV_URL, ""),
+            autocommit=autocommit,
+            connect_timeout=CONNECT_TIMEOUT_S,
+            options=options,
+            application_name="ragit-reader" if read_only else "ragit-writer",
+        )
+    except psycopg.Error as exc:
+        raise unavailable(f"cannot connect ({_reason(exc)})") from None
+    try:
+        if read_only:
+            conn.read_only = True
+        register_vector(conn)
+    except psycopg.OperationalError as exc:
+        conn.close()
+        raise unavailable(f"cannot connect ({_reason(exc)})") from None
+    return conn
+
+
+def register_vector(conn: psycopg.Connection[Any]) -> None:
+    """pgvector's adapters on ``conn`` when the extension is installed (before the first
+    migration it is not; the migration itself registers them afterwards)."""
+    from pgvector.psycopg import register_vector as _register
+
+    with conn.cursor() as cur:
+        cur.execute("SELECT 1 FROM pg_type WHERE typname = 'vector'")
+        present = cur.fetchone() is not None
+    if not conn.autocommit:
+        conn.rollback()
+    if present:
+        _register(conn)
+
+
+@contextmanager
+def translated(*, writer: bool) -> Iterator[None]:
+    """Turn psycopg failures inside the block into RAGit's typed errors (masked): a lost
+    connection is transient; any other server error is the store being unavailable."""
+    try:
+        yield
+    except psycopg.OperationalError as exc:
+        raise lost(exc, writer=writer) from None
+    except psycopg.Error as exc:
+        raise unavailable(_reason(exc)) from None
+
+
+def vector_text(vector: Sequence[float]) -> str:
+    """A vector in pgvector's text form, each value as the float32 it is stored as."""
+    values = np.asarray(vector, dtype=np.float32)
+    return "[" + ",".join(repr(float(v)) for v in values.tolist()) + "]"

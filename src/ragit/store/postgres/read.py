@@ -1,0 +1,359 @@
+"""Reading the shared store by snapshot.
+
+A reader's connection opens every transaction read-only (``default_transaction_read_only``
+and psycopg's ``read_only``): a statement that would write is refused by the server. Each
+public call runs in one ``REPEATABLE READ`` read-only transaction: it sees one MVCC
+snapshot of the database, never waits for a writer and never makes one wait. A snapshot
+once published is immutable, so separate calls about it agree as well.
+
+Keyword statistics follow :mod:`ragit.retrieve.keyword`: :meth:`PgReader.terms` returns
+the snapshot's chunks as a keyword index of their own (:class:`SnapshotTermIndex`, the
+interface of :class:`ragit.store.terms.TermReader`), so the same BM25 code scores them
+with ``N``, ``avgdl`` and document frequencies taken from the snapshot's chunks only —
+the same commit gives the same scores on either backend.
+
+A connection lost during a call (a server restart, a terminated backend) raises
+``STORE_READ_BUSY`` (transient, retryable); the next call connects again.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import psycopg
+from psycopg import sql
+
+from ragit.store.postgres.connection import connect, translated, unavailable, vector_text
+from ragit.store.postgres.steps import FIELDS, SCHEMA_VERSION, current_version
+from ragit.store.rows import StoredChunk
+from ragit.store.terms import POSTING, Chunks, keys_of
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A published snapshot: the commit, its embedding namespace and its manifest."""
+
+    snapshot_id: int
+    repository_id: str
+    commit_sha: str
+    namespace: str
+    namespace_id: int
+    dimensions: int
+    manifest: bytes
+    chunk_ids: tuple[str, ...]  # sorted
+
+
+class SnapshotTermIndex:
+    """One snapshot's chunks as a keyword index (the :class:`~ragit.store.terms.TermReader`
+    interface that :mod:`ragit.retrieve.keyword` reads): ordinals are positions among the
+    snapshot's chunks, postings hold only the snapshot's chunks."""
+
+    def __init__(self, reader: PgReader, snapshot: Snapshot) -> None:
+        self._reader = reader
+        self._snapshot = snapshot
+        self.path = f"postgres:{snapshot.repository_id}:{snapshot.commit_sha}"
+        self._chunks: Chunks | None = None
+        self._ord: dict[str, int] = {}
+
+    def chunks(self) -> Chunks:
+        """Every chunk of the snapshot with its lengths (read once), sorted by key."""
+        if self._chunks is None:
+            rows = self._reader._rows(
+                "SELECT c.chunk_id, c.len_en, c.len_cjk FROM ragit_snapshot_chunks s "
+                "JOIN ragit_chunks c ON c.namespace_id = %s AND c.chunk_id = s.chunk_id "
+                "WHERE s.snapshot_id = %s",
+                (self._snapshot.namespace_id, self._snapshot.snapshot_id),
+            )
+            ids = [str(r[0]) for r in rows]
+            keys = keys_of(ids) if ids else np.empty(0, dtype=np.int64)
+            order = np.argsort(keys, kind="stable")
+            self._ord = {cid: i for i, cid in enumerate(ids)}
+            lens = np.array([(r[1], r[2]) for r in rows], dtype=np.int64).reshape(-1, 2)
+            self._chunks = Chunks(
+                keys=keys[order],
+                ords=np.arange(len(ids), dtype=np.int64)[order],
+                len_en=lens[order, 0],
+                len_cjk=lens[order, 1],
+                live=np.ones(len(ids), dtype=bool),
+                size=len(ids),
+            )
+        return self._chunks
+
+    def missing(self, ids: Iterable[str]) -> list[str]:
+        """The ids of ``ids`` that are not chunks of the snapshot (sorted, distinct)."""
+        self.chunks()
+        return sorted(set(ids) - set(self._ord))
+
+    def postings(self, field: str, term: str) -> Any:
+        """The postings of ``term`` in ``field`` among the snapshot's chunks (``ord``: the
+        chunk's ordinal in :meth:`chunks`; ``tf`` capped as the local index caps it)."""
+        self.chunks()
+        rows = self._reader._rows(
+            "SELECT t.chunk_id, t.tf FROM ragit_chunk_terms t "
+            "JOIN ragit_snapshot_chunks s ON s.snapshot_id = %s AND s.chunk_id = t.chunk_id "
+            "WHERE t.namespace_id = %s AND t.field = %s AND t.term = %s",
+            (
+                self._snapshot.snapshot_id,
+                self._snapshot.namespace_id,
+                FIELDS.index(field),
+                term,
+            ),
+        )
+        out = np.empty(len(rows), dtype=POSTING)
+        if rows:
+            out["ord"] = [self._ord[str(r[0])] for r in rows]
+            out["tf"] = np.minimum([int(r[1]) for r in rows], 65535)
+        return out
+
+    def close(self) -> None:
+        """Nothing to release (the reader owns the connection)."""
+
+
+class PgReader:
+    """Read access to the shared store (a read-only connection from the environment)."""
+
+    def __init__(self) -> None:
+        self._conn: psycopg.Connection[Any] | None = None
+
+    @classmethod
+    def open(cls) -> PgReader:
+        """Connect and check the schema version.
+
+        Raises:
+            SnapshotStoreUnavailable: no server, refused, or a schema this RAGit does not
+                read (migrate the store).
+        """
+        reader = cls()
+        with reader._transaction() as cur:
+            version = current_version(cur.connection)
+        if version != SCHEMA_VERSION:
+            reader.close()
+            raise unavailable(
+                f"the schema is version {version}, this RAGit reads version {SCHEMA_VERSION} "
+                "(run the store migrations)"
+            )
+        return reader
+
+    def close(self) -> None:
+        """Close the connection; idempotent."""
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def __enter__(self) -> PgReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def connection(self) -> psycopg.Connection[Any]:
+        """The read-only connection (opened when missing or lost)."""
+        if self._conn is None or self._conn.closed or self._conn.broken:
+            if self._conn is not None:
+                self._conn.close()
+            self._conn = connect(read_only=True)
+            self._conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
+        return self._conn
+
+    @contextmanager
+    def _transaction(self) -> Iterator[psycopg.Cursor[Any]]:
+        conn = self.connection
+        with translated(writer=False), conn.transaction(), conn.cursor() as cur:
+            yield cur
+
+    def _rows(self, query: str | sql.Composed, args: Sequence[Any] = ()) -> list[Any]:
+        with self._transaction() as cur:
+            cur.execute(query, args)
+            return cur.fetchall()
+
+    # ------------------------------------------------------------------ snapshots
+
+    def schema_version(self) -> int:
+        """The schema version of the database (0: never migrated)."""
+        with self._transaction() as cur:
+            return current_version(cur.connection)
+
+    def snapshot_shas(self, repository_id: str) -> list[str]:
+        """The commits of ``repository_id`` that have a published snapshot (sorted)."""
+        rows = self._rows(
+            "SELECT commit_sha FROM ragit_snapshots WHERE repository_id = %s ORDER BY commit_sha",
+            (repository_id,),
+        )
+        return [str(r[0]) for r in rows]
+
+    def snapshot(self, repository_id: str, commit_sha: str) -> Snapshot | None:
+        """The published snapshot of a commit (None: not indexed on the server)."""
+        with self._transaction() as cur:
+            cur.execute(
+                "SELECT s.snapshot_id, n.namespace, n.namespace_id, n.dimensions, s.manifest "
+                "FROM ragit_snapshots s JOIN ragit_namespaces n USING (namespace_id) "
+                "WHERE s.repository_id = %s AND s.commit_sha = %s",
+                (repository_id, commit_sha),
+            )
+            row = cur.fetchone()
+            if row is None:
+                return None
+            cur.execute(
+                "SELECT chunk_id FROM ragit_snapshot_chunks WHERE snapshot_id = %s "
+                'ORDER BY chunk_id COLLATE "C"',
+                (row[0],),
+            )
+            ids = tuple(str(r[0]) for r in cur.fetchall())
+        return Snapshot(
+            snapshot_id=int(row[0]),
+            repository_id=repository_id,
+            commit_sha=commit_sha,
+            namespace=str(row[1]),
+            namespace_id=int(row[2]),
+            dimensions=int(row[3]),
+            manifest=str(row[4]).encode("utf-8"),
+            chunk_ids=ids,
+        )
+
+    def terms(self, snapshot: Snapshot) -> SnapshotTermIndex:
+        """The snapshot's keyword index (see :class:`SnapshotTermIndex`)."""
+        return SnapshotTermIndex(self, snapshot)
+
+    def view(self, snapshot: Snapshot) -> SnapshotReader:
+        """The snapshot as the retrieval engine reads a store (see :class:`SnapshotReader`)."""
+        return SnapshotReader(self, snapshot)
+
+    # ------------------------------------------------------------------ chunks
+
+    def fetch(self, snapshot: Snapshot, chunk_ids: Iterable[str]) -> dict[str, StoredChunk]:
+        """The stored chunks of ``chunk_ids`` that belong to the snapshot, by id."""
+        wanted = sorted(set(chunk_ids))
+        rows = self._rows(
+            "SELECT c.chunk_id, c.text, c.section_title, c.heading_path, c.token_count "
+            "FROM ragit_snapshot_chunks s JOIN ragit_chunks c "
+            "ON c.namespace_id = %s AND c.chunk_id = s.chunk_id "
+            "WHERE s.snapshot_id = %s AND s.chunk_id = ANY(%s::text[])",
+            (snapshot.namespace_id, snapshot.snapshot_id, wanted),
+        )
+        return {
+            str(r[0]): StoredChunk(str(r[0]), str(r[1]), str(r[2]), str(r[3]), int(r[4]))
+            for r in rows
+        }
+
+    def fetch_vectors(self, snapshot: Snapshot, chunk_ids: Iterable[str]) -> dict[str, list[float]]:
+        """The vectors of ``chunk_ids`` that belong to the snapshot, by id, unit length."""
+        wanted = sorted(set(chunk_ids))
+        # Binary transfer: pgvector's binary form is the float32 values themselves.
+        with self._transaction() as cur:
+            cur.execute(
+                "SELECT c.chunk_id, c.embedding FROM ragit_snapshot_chunks s "
+                "JOIN ragit_chunks c ON c.namespace_id = %s AND c.chunk_id = s.chunk_id "
+                "WHERE s.snapshot_id = %s AND s.chunk_id = ANY(%s::text[])",
+                (snapshot.namespace_id, snapshot.snapshot_id, wanted),
+                binary=True,
+            )
+            rows = cur.fetchall()
+        out: dict[str, list[float]] = {}
+        for cid, value in rows:
+            # Unit length, as the local store returns them (zvec normalizes for cosine).
+            v = np.asarray(value.to_numpy() if hasattr(value, "to_numpy") else value, np.float32)
+            norm = np.float32(np.linalg.norm(v)) or np.float32(1.0)
+            out[str(cid)] = (v / norm).tolist()
+        return out
+
+    def vector_search(
+        self, snapshot: Snapshot, vector: Sequence[float], k: int, *, approximate: bool = False
+    ) -> list[tuple[str, float]]:
+        """The ``k`` chunks of the snapshot nearest to ``vector`` by cosine, as
+        ``(chunk id, similarity)`` best first, ties by chunk id (similarity: 1 − cosine
+        distance, clamped to [0, 1]).
+
+        Exact by default, as the local store's FLAT index is: the ordering expression is not
+        the HNSW index's, so the server scans the snapshot's vectors. ``approximate`` orders
+        by the index's expression so the planner may walk the namespace's HNSW graph
+        (``hnsw.ef_search`` raised to ``k``); pgvector filters the graph's candidates by
+        snapshot afterwards, so a small snapshot in a large namespace can come back short —
+        then this falls back to the exact scan.
+        """
+        if k <= 0:
+            return []
+        if len(vector) != snapshot.dimensions:
+            raise unavailable(
+                f"the question vector has {len(vector)} dimensions, the snapshot's namespace "
+                f"{snapshot.dimensions}"
+            )
+        dim = sql.Literal(snapshot.dimensions)
+        ordering = (
+            sql.SQL("c.embedding::vector({dim}) <=> %s::vector({dim})")
+            if approximate
+            else sql.SQL("c.embedding <=> %s::vector({dim})")
+        ).format(dim=dim)
+        query = sql.SQL(
+            "SELECT c.chunk_id, {ordering} AS d "
+            "FROM ragit_chunks c JOIN ragit_snapshot_chunks s "
+            "ON s.snapshot_id = %s AND s.chunk_id = c.chunk_id "
+            "WHERE c.namespace_id = {ns} ORDER BY d LIMIT %s"
+        ).format(ordering=ordering, ns=sql.Literal(snapshot.namespace_id))
+        # One more than asked, so a tie at the cut is resolved by chunk id below.
+        args = (vector_text(vector), snapshot.snapshot_id, k + 1)
+        with self._transaction() as cur:
+            if approximate:
+                cur.execute(
+                    sql.SQL("SET LOCAL hnsw.ef_search = {}").format(
+                        sql.Literal(min(max(k + 1, 40), 1000))
+                    )
+                )
+            cur.execute(query, args)
+            rows = cur.fetchall()
+        if approximate and len(rows) < min(k + 1, len(snapshot.chunk_ids)):
+            return self.vector_search(snapshot, vector, k)
+        ranked = sorted((float(r[1]), str(r[0])) for r in rows)
+        # Similarity 1 − cosine distance clamped to [0, 1], as the local store reports it.
+        return [(cid, min(1.0, max(0.0, 1.0 - d))) for d, cid in ranked[:k]]
+
+
+class SnapshotReader:
+    """One published snapshot with the interface the retrieval engine reads a store through
+    (:class:`ragit.store.reader.StoreReader`'s: ``vector_search``, ``terms``, ``fetch``,
+    ``fetch_vectors``, ``chunk_count``, ``embedding``, ``store_id``, ``generation``), every
+    call restricted to the snapshot's chunks."""
+
+    def __init__(self, reader: PgReader, snapshot: Snapshot) -> None:
+        self._reader = reader
+        self.snapshot = snapshot
+        self.store_id = f"postgres:{snapshot.repository_id}"
+        self.generation = snapshot.snapshot_id
+        self._terms: SnapshotTermIndex | None = None
+
+    @property
+    def chunk_count(self) -> int:
+        return len(self.snapshot.chunk_ids)
+
+    @property
+    def dimensions(self) -> int:
+        return self.snapshot.dimensions
+
+    @property
+    def embedding(self) -> dict[str, Any]:
+        """The manifest's embedding profile."""
+        data = json.loads(self.snapshot.manifest)
+        embedding = data.get("embedding") if isinstance(data, dict) else None
+        return dict(embedding) if isinstance(embedding, dict) else {}
+
+    def vector_search(self, vector: Sequence[float], topk: int) -> list[tuple[str, float]]:
+        return self._reader.vector_search(self.snapshot, vector, topk)
+
+    def terms(self) -> SnapshotTermIndex:
+        if self._terms is None:
+            self._terms = self._reader.terms(self.snapshot)
+        return self._terms
+
+    def fetch(self, ids: Sequence[str]) -> dict[str, StoredChunk]:
+        return self._reader.fetch(self.snapshot, ids)
+
+    def fetch_vectors(self, ids: Sequence[str]) -> dict[str, list[float]]:
+        return self._reader.fetch_vectors(self.snapshot, ids)
+
+    def close(self) -> None:
+        """Nothing to release (the :class:`PgReader` owns the connection)."""

@@ -1,0 +1,110 @@
+"""The schema of the shared store, as ordered migration steps, and the version a database is
+at (applying the steps is :mod:`ragit.store.postgres.migrate`, a writer readers never import).
+
+Step *n* (1-based) takes the schema from version *n − 1* to *n*. A step is never edited
+once released: a change is a new step at the end.
+
+Tables (every name prefixed ``ragit_``, so the store can share a database):
+
+``ragit_schema_version(version, description, applied_at)``
+    One row per applied step.
+``ragit_namespaces(namespace_id, namespace, dimensions)``
+    Embedding namespaces (provider, model, dimensions, normalization: the manifest's
+    ``embedding.namespaceId``). Each has its own partial HNSW index over its vectors, made
+    when the namespace is first written (its dimension fixes the index's type).
+``ragit_chunks(namespace_id, chunk_id, text, search_en, search_cjk, section_title,
+heading_path, token_count, len_en, len_cjk, embedding)``
+    One row per content-addressed chunk per namespace, written once and never changed
+    (the id is a hash of the content). ``len_en``/``len_cjk`` are the chunk's length in
+    keyword terms per field (:mod:`ragit.text.terms`).
+``ragit_chunk_terms(namespace_id, field, term, chunk_id, tf)``
+    Keyword postings: how often each term occurs in each chunk, per field (0 = ``en``,
+    1 = ``cjk``). BM25's statistics are computed from these per snapshot at query time.
+``ragit_snapshots(snapshot_id, repository_id, commit_sha, namespace_id, manifest,
+chunk_count, published_at)``
+    A commit of a repository bound to its manifest (the exact bytes of
+    ``.ragit/manifest/<sha>.json``).
+``ragit_snapshot_chunks(snapshot_id, chunk_id)``
+    The chunk ids of each snapshot (every scope of the manifest).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+
+
+@dataclass(frozen=True)
+class Step:
+    description: str
+    sql: str
+
+
+STEPS: tuple[Step, ...] = (
+    Step(
+        "pgvector, chunks, keyword postings, snapshots",
+        """
+CREATE EXTENSION IF NOT EXISTS vector;
+CREATE TABLE ragit_namespaces(
+  namespace_id integer GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  namespace text NOT NULL UNIQUE,
+  dimensions integer NOT NULL CHECK (dimensions > 0)
+);
+CREATE TABLE ragit_chunks(
+  namespace_id integer NOT NULL REFERENCES ragit_namespaces,
+  chunk_id text NOT NULL,
+  text text NOT NULL,
+  search_en text NOT NULL,
+  search_cjk text NOT NULL,
+  section_title text NOT NULL,
+  heading_path text NOT NULL,
+  token_count integer NOT NULL,
+  len_en integer NOT NULL,
+  len_cjk integer NOT NULL,
+  embedding vector NOT NULL,
+  PRIMARY KEY (namespace_id, chunk_id)
+);
+CREATE TABLE ragit_chunk_terms(
+  namespace_id integer NOT NULL,
+  field smallint NOT NULL CHECK (field IN (0, 1)),
+  term text NOT NULL,
+  chunk_id text NOT NULL,
+  tf integer NOT NULL CHECK (tf > 0),
+  PRIMARY KEY (namespace_id, field, term, chunk_id),
+  FOREIGN KEY (namespace_id, chunk_id) REFERENCES ragit_chunks
+);
+CREATE TABLE ragit_snapshots(
+  snapshot_id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  repository_id text NOT NULL,
+  commit_sha text NOT NULL CHECK (commit_sha ~ '^[0-9a-f]{40}$'),
+  namespace_id integer NOT NULL REFERENCES ragit_namespaces,
+  manifest text NOT NULL,
+  chunk_count integer NOT NULL,
+  published_at timestamptz NOT NULL DEFAULT now(),
+  UNIQUE (repository_id, commit_sha)
+);
+CREATE TABLE ragit_snapshot_chunks(
+  snapshot_id bigint NOT NULL REFERENCES ragit_snapshots ON DELETE CASCADE,
+  chunk_id text NOT NULL,
+  PRIMARY KEY (snapshot_id, chunk_id)
+);
+""",
+    ),
+)
+
+SCHEMA_VERSION = len(STEPS)
+FIELDS = ("en", "cjk")
+
+
+def current_version(conn: psycopg.Connection[Any]) -> int:
+    """The schema version of the database ``conn`` reaches (0: never migrated)."""
+    with conn.cursor() as cur:
+        cur.execute("SELECT to_regclass('ragit_schema_version') IS NOT NULL")
+        row = cur.fetchone()
+        if row is None or not row[0]:
+            return 0
+        cur.execute("SELECT coalesce(max(version), 0) FROM ragit_schema_version")
+        row = cur.fetchone()
+    return int(row[0]) if row else 0

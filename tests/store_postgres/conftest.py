@@ -1,0 +1,93 @@
+"""A real PostgreSQL with pgvector for the shared-store tests.
+
+The server is the one the ``pgserver`` wheel ships (PostgreSQL 16 with the pgvector
+extension; the machine's own PostgreSQL has no pgvector): one per test session (per xdist
+worker), on a temporary data directory, listening only on a unix socket in that directory,
+stopped and deleted at the end. Each test gets a database of its own (``database``), named
+by ``RAGIT_DATABASE_URL`` for the code under test, and dropped afterwards.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import shutil
+import tempfile
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+psycopg = pytest.importorskip(
+    "psycopg", reason="LOUD SKIP: psycopg is not installed (pip install 'ragit[postgres]')"
+)
+
+
+@dataclass
+class Server:
+    handle: Any
+    pgdata: Path
+    admin_url: str
+
+    def url(self, database: str) -> str:
+        return self.admin_url.replace("/postgres?", f"/{database}?", 1)
+
+    def admin(self) -> Any:
+        return psycopg.connect(self.admin_url, autocommit=True)
+
+    def restart(self) -> None:
+        """``pg_ctl restart -m fast``: every connection is terminated, the server comes back
+        on the same socket."""
+        from pgserver._commands import pg_ctl
+
+        pg_ctl(
+            ["-w", "-m", "fast", "restart"],
+            pgdata=self.pgdata,
+            user=self.handle.system_user,
+            timeout=60,
+        )
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[Server]:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            import pgserver
+    except ImportError as exc:  # pragma: no cover - the test environment installs it
+        pytest.skip(f"LOUD SKIP: the pgserver wheel is not installed ({exc})")
+    # A short path: a unix socket's path is limited to ~107 bytes.
+    base = Path(tempfile.mkdtemp(prefix="ragit-pg-"))
+    try:
+        handle = pgserver.get_server(base, cleanup_mode="delete")
+    except Exception as exc:  # pragma: no cover - depends on the machine
+        shutil.rmtree(base, ignore_errors=True)
+        pytest.skip(f"LOUD SKIP: PostgreSQL from the pgserver wheel did not start: {exc!r}")
+    server = Server(handle=handle, pgdata=base, admin_url=handle.get_uri())
+    try:
+        yield server
+    finally:
+        handle.cleanup()
+        shutil.rmtree(base, ignore_errors=True)
+
+
+_names = itertools.count()
+
+
+@pytest.fixture
+def database(pg_server: Server, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A fresh, empty database; ``RAGIT_DATABASE_URL`` names it (no ``PG*`` variable set)."""
+    name = f"ragit_t{os.getpid()}_{next(_names)}"
+    with pg_server.admin() as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    url = pg_server.url(name)
+    for var in list(os.environ):
+        if var.startswith("PG"):
+            monkeypatch.delenv(var)
+    monkeypatch.setenv("RAGIT_DATABASE_URL", url)
+    yield url
+    with pg_server.admin() as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

@@ -1,0 +1,143 @@
+"""Measurements of the shared store (a manual script, not a test; pytest does not collect it).
+
+    python tests/store_postgres/measure_postgres.py [--n 5000] [--snapshot 4000] [--dim 384]
+
+Starts PostgreSQL + pgvector from the pgserver wheel on a temporary directory, writes ``n``
+synthetic chunks (``_rows.make_rows``: word-salad text with Korean runs, random vectors) to
+it and, for comparison, to a local zvec store; publishes a snapshot of the first
+``snapshot`` chunks on both and times the retrieval engine over it. Wall time on the machine
+that runs it; medians and 95th percentiles over the questions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from _rows import make_rows
+
+WORDS = ["snapshot commit", "kubernetes feature gate", "pods scheduler", "커밋을 스냅샷", "query"]
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--n", type=int, default=5000)
+    parser.add_argument("--snapshot", type=int, default=4000)
+    parser.add_argument("--dim", type=int, default=384)
+    parser.add_argument("--batch", type=int, default=500)
+    parser.add_argument("--questions", type=int, default=60)
+    args = parser.parse_args()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import pgserver
+
+    from test_engine_parity import _manifest
+
+    from ragit.retrieve.engine import retrieve_durable
+    from ragit.store.lock import WriterLock
+    from ragit.store.postgres.migrate import migrate
+    from ragit.store.postgres.read import PgReader
+    from ragit.store.postgres.write import PgWriter
+    from ragit.store.publishing import publish
+    from ragit.store.reader import StoreReader
+    from ragit.store.writer import StoreWriter
+    from ragit.workspace import Workspace
+
+    base = Path(tempfile.mkdtemp(prefix="ragit-pgm-"))
+    server = pgserver.get_server(base / "pg", cleanup_mode="delete")
+    try:
+        os.environ["RAGIT_DATABASE_URL"] = server.get_uri()
+        migrate()
+        rows = make_rows(args.n, seed=1, dim=args.dim)
+        ids = [r.chunk_id for r in rows]
+        manifest = _manifest(ids[: args.snapshot])
+        sha = manifest.commit_sha
+        profile = {
+            "namespaceId": "bench",
+            "provider": "local-placeholder",
+            "model": "bench",
+            "dimensions": args.dim,
+            "version": 1,
+        }
+        t = time.perf_counter()
+        with PgWriter.open("repo", "bench", args.dim) as writer:
+            for i in range(0, len(rows), args.batch):
+                writer.write(rows[i : i + args.batch])
+            t_write = time.perf_counter() - t
+            t = time.perf_counter()
+            writer.publish(sha, manifest.to_json_bytes(), sorted(manifest.all_chunk_ids()))
+            t_publish = time.perf_counter() - t
+            t = time.perf_counter()
+            again = writer.write(rows)
+            t_again = time.perf_counter() - t
+        assert again.written == 0
+        ws = Workspace(base / "repo")
+        (ws.root / ".ragit").mkdir(parents=True)
+        t = time.perf_counter()
+        with WriterLock.acquire(ws, command="bench", head_sha=None) as lock:
+            with StoreWriter.open(ws, lock, embedding=profile, dimensions=args.dim) as zw:
+                for i in range(0, len(rows), args.batch):
+                    zw.insert(rows[i : i + args.batch])
+            publish(ws, lock)
+        t_zvec = time.perf_counter() - t
+        print(f"chunks {args.n} dim {args.dim} batch {args.batch}")
+        print(f"postgres write  {t_write:.2f} s  ({args.n / t_write:.0f} chunks/s)")
+        print(f"postgres publish of {args.snapshot} chunk ids  {t_publish * 1000:.0f} ms")
+        print(f"postgres re-write (all present)  {t_again:.2f} s")
+        print(f"zvec write+publish  {t_zvec:.2f} s  ({args.n / t_zvec:.0f} chunks/s)")
+        rng = np.random.default_rng(3)
+        questions = [
+            (f"{WORDS[i % len(WORDS)]} {i}", rng.normal(size=args.dim).tolist())
+            for i in range(args.questions)
+        ]
+        local = StoreReader.open_latest(ws)
+        shared = PgReader.open()
+        t = time.perf_counter()
+        snap = shared.snapshot("repo", sha)
+        assert snap is not None
+        view = shared.view(snap)
+        t_open = time.perf_counter() - t
+        for name, reader in (("zvec", local), ("postgres", view)):
+            for alpha in (0.0, 0.5):
+                times = []
+                for k, (q, v) in enumerate(questions):
+                    t = time.perf_counter()
+                    retrieve_durable(manifest, sha, reader, q, v, top_k=10, alpha=alpha)
+                    if k:  # the first call is cold (statistics of the snapshot)
+                        times.append((time.perf_counter() - t) * 1000)
+                print(
+                    f"{name:8s} alpha {alpha}: warm retrieve p50 {statistics.median(times):.1f} ms"
+                    f"  p95 {_pct(times, 0.95):.1f} ms"
+                )
+        print(f"postgres snapshot open (manifest + {args.snapshot} ids)  {t_open * 1000:.0f} ms")
+        times = []
+        for _q, v in questions:
+            t = time.perf_counter()
+            shared.vector_search(snap, v, 40)
+            times.append((time.perf_counter() - t) * 1000)
+        print(f"postgres vector top-40 in snapshot: p50 {statistics.median(times):.1f} ms")
+        local.close()
+        shared.close()
+    finally:
+        server.cleanup()
+        shutil.rmtree(base, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
