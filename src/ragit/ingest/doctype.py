@@ -37,6 +37,31 @@ import re
 from ragit.ingest.frontmatter import parse_frontmatter
 
 DOC_TYPES: tuple[str, ...] = ("adr", "prd", "srs", "spec", "plan", "ddd", "glossary", "pbd")
+# The sections each type's contract requires (UR §7.3), in order: what `memory promote`
+# writes and what `doc validate` checks.
+DOC_SECTIONS: dict[str, tuple[str, ...]] = {
+    "adr": ("Context", "Decision", "Consequences"),
+    "prd": ("Goal", "User Stories", "Acceptance Criteria"),
+    "srs": ("Functional Requirements", "Non-Functional Requirements"),
+    "spec": (
+        "Scope",
+        "Functional Requirements",
+        "Interfaces and Contracts",
+        "State and Flow",
+        "Acceptance Criteria",
+    ),
+    "plan": ("Milestones", "Work Breakdown"),
+    "ddd": ("Bounded Context", "Aggregate"),
+    "glossary": ("Terms",),
+    "pbd": (
+        "Implementation Scope",
+        "Phase Topology",
+        "Binding Map",
+        "Interaction Paths",
+        "Failure and Drift Points",
+        "Observability Notes",
+    ),
+}
 UNKNOWN = "unknown"
 
 PATH_SEGMENTS: dict[str, str] = {

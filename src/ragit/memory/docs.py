@@ -33,6 +33,7 @@ from pathlib import Path
 
 from ragit.artifacts.storage import create_exclusive, inside
 from ragit.contract.errors import ConfigInvalid, InputInvalid
+from ragit.ingest.doctype import DOC_SECTIONS
 from ragit.workspace import Workspace
 
 PREFIXES: dict[str, str] = {
@@ -45,29 +46,7 @@ PREFIXES: dict[str, str] = {
     "glossary": "Glossary",
     "pbd": "PBD",
 }
-SECTIONS: dict[str, tuple[str, ...]] = {
-    "adr": ("Context", "Decision", "Consequences"),
-    "prd": ("Goal", "User Stories", "Acceptance Criteria"),
-    "srs": ("Functional Requirements", "Non-Functional Requirements"),
-    "spec": (
-        "Scope",
-        "Functional Requirements",
-        "Interfaces and Contracts",
-        "State and Flow",
-        "Acceptance Criteria",
-    ),
-    "plan": ("Milestones", "Work Breakdown"),
-    "ddd": ("Bounded Context", "Aggregate"),
-    "glossary": ("Terms",),
-    "pbd": (
-        "Implementation Scope",
-        "Phase Topology",
-        "Binding Map",
-        "Interaction Paths",
-        "Failure and Drift Points",
-        "Observability Notes",
-    ),
-}
+SECTIONS = DOC_SECTIONS
 MAX_SUFFIX = 999
 TODO = "- TODO: fill in during review."
 

@@ -16,7 +16,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragit.ingest.doctype import DOC_TYPES, detect_doc_type, normalize_type, parse_frontmatter
+from ragit.ingest.doctype import (
+    DOC_SECTIONS,
+    DOC_TYPES,
+    detect_doc_type,
+    normalize_type,
+    parse_frontmatter,
+)
 
 PREFIXES: dict[str, str] = {
     "adr": "ADR:",
@@ -55,29 +61,7 @@ _KOREAN: dict[str, tuple[str, ...]] = {
     "Observability Notes": ("관측성 노트",),
 }
 
-SECTIONS: dict[str, tuple[str, ...]] = {
-    "adr": ("Context", "Decision", "Consequences"),
-    "prd": ("Goal", "User Stories", "Acceptance Criteria"),
-    "srs": ("Functional Requirements", "Non-Functional Requirements"),
-    "spec": (
-        "Scope",
-        "Functional Requirements",
-        "Interfaces and Contracts",
-        "State and Flow",
-        "Acceptance Criteria",
-    ),
-    "plan": ("Milestones", "Work Breakdown"),
-    "ddd": ("Bounded Context", "Aggregate"),
-    "glossary": ("Terms",),
-    "pbd": (
-        "Implementation Scope",
-        "Phase Topology",
-        "Binding Map",
-        "Interaction Paths",
-        "Failure and Drift Points",
-        "Observability Notes",
-    ),
-}
+SECTIONS = DOC_SECTIONS
 
 TOPOLOGY_HEADING = re.compile(r"^#{2,6}\s*(\[[A-Z][0-9]+(?:\.[a-z0-9]+)*\])\s+\S", re.MULTILINE)
 _ATX = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$")
