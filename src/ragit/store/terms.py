@@ -59,6 +59,8 @@ FIELDS = ("en", "cjk")
 MERGE_BLOCKS = 8
 POSTING = np.dtype([("ord", "<u4"), ("tf", "<u2")])
 _CHUNK_BATCH = 500
+# Up to this many ids, TermReader.missing looks keys up instead of reading the chunk table.
+LOOKUP_MAX = 2_000
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS info(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -345,13 +347,28 @@ class TermReader:
         return self._chunks
 
     def missing(self, ids: Iterable[str]) -> list[str]:
-        """The ids of ``ids`` the index does not hold live (sorted, distinct)."""
+        """The ids of ``ids`` the index does not hold live (sorted, distinct).
+
+        A few ids (up to :data:`LOOKUP_MAX`) are looked up by key; more are matched against
+        the whole chunk table, read once."""
         wanted = sorted(set(ids))
         if not wanted:
             return []
+        if len(wanted) <= LOOKUP_MAX and self._chunks is None:
+            keys = [int(k) for k in keys_of(wanted).tolist()]
+            live: set[int] = set()
+            sql = "SELECT key FROM chunk WHERE live=1 AND key IN (SELECT value FROM json_each(?))"
+            for start in range(0, len(keys), _CHUNK_BATCH):
+                part = json.dumps(keys[start : start + _CHUNK_BATCH])
+                live.update(int(k) for (k,) in self._read(sql, (part,)))
+            return [cid for cid, key in zip(wanted, keys, strict=True) if key not in live]
         c = self.chunks()
         held = np.isin(keys_of(wanted), c.keys[c.live])
         return [cid for cid, ok in zip(wanted, held.tolist(), strict=True) if not ok]
+
+    def count(self) -> int:
+        """How many chunks the index holds (live ones)."""
+        return int(self._read("SELECT count(*) FROM chunk WHERE live=1", ())[0][0])
 
     def postings(self, field: str, term: str) -> Any:
         """The postings of ``term`` in ``field``: a structured array of ``ord``/``tf``, one
