@@ -5,7 +5,11 @@
 read-only once (zvec rewrites the ``*.proxima`` index file on its first open, so that rewrite
 happens before anyone can see the copy), then renamed into place: a reader sees a complete copy
 or none. The writer makes the copy of each generation it publishes; a reader makes one only
-when the cache was cleared (see :mod:`ragit.store.reader`).
+when the cache was cleared (see :mod:`ragit.store.reader`). Files no process changes in place
+(:func:`shared_file`) are hard-linked, not copied, when the cache and the repository share a
+file system: the copies of successive generations and the canonical collection then hold one
+inode for each; removing a copy or a merge replacing the canonical files unlinks, never
+changes, them.
 """
 
 from __future__ import annotations
@@ -21,6 +25,22 @@ from ragit.store._copy import copy_tree, remove_tree
 from ragit.store._zvec import Collection
 from ragit.store.meta import COLLECTION_DIR
 from ragit.workspace import Workspace, user_cache_dir
+
+# Collection files no process changes in place once written, shared by hard link between the
+# canonical collection and its copies: a segment's column files (``<segment>/scalar.<n>.ipc``,
+# written once at flush; deletions go to ``del.<n>``) and the id map's SST tables (immutable in
+# RocksDB). Everything else is copied: zvec rewrites a segment's ``*.proxima`` vector index in
+# place on every open (read-only ones too), RocksDB appends to its MANIFEST and log, and the
+# writer updates the keyword index (``ragit-terms.sqlite``) in place. Checked by
+# tests/store/test_copy_sharing.py after inserts, deletions, merges and read-only opens.
+_SHARED = re.compile(r"^(\d+/scalar\.\d+\.ipc|idmap\.\d+/\d+\.sst)$")
+
+
+def shared_file(rel: str) -> bool:
+    """Whether the collection file at ``rel`` (POSIX path inside the collection) is shared
+    with copies by hard link rather than copied."""
+    return _SHARED.match(rel) is not None
+
 
 _TMP = re.compile(r"^\.(tmp|trash)-[0-9a-f]+-\d+-(\d+)-[0-9a-f]+$")
 
@@ -74,7 +94,7 @@ def make_copy(
     tmp = root / f".tmp-{tag}"
     final = root / copy_name(store_id, generation)
     try:
-        copy_tree(canonical_path(ws), tmp)
+        copy_tree(canonical_path(ws), tmp, shared=shared_file)
         if still_valid is not None and not still_valid():
             remove_tree(tmp)
             return None
