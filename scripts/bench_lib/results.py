@@ -20,6 +20,7 @@ TARGETS: dict[str, dict[int, float]] = {
     "ingest-again.wall": {1000: 0.5},
     "ingest-again.writes": {1000: 1.0},
     "ingest-since.wall": {1000: 0.4},
+    "commit-to-queryable.wall": {1000: 1.0},
     "query.wall": {1000: 0.35, 10000: 0.6},
     "context-pack.wall": {1000: 0.40},
     "status.wall": {1000: 0.25},
