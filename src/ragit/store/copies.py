@@ -21,9 +21,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ragit._lock import pid_alive
+from ragit.contract.errors import SnapshotStoreUnavailable
 from ragit.store._copy import copy_tree, remove_tree
 from ragit.store._zvec import Collection
 from ragit.store.meta import COLLECTION_DIR
+from ragit.store.terms import TermReader
 from ragit.workspace import Workspace, user_cache_dir
 
 # Collection files no process changes in place once written, shared by hard link between the
@@ -65,6 +67,22 @@ def copy_path(ws: Workspace, store_id: str, generation: int) -> Path:
     return copies_root(ws) / copy_name(store_id, generation)
 
 
+def _save_chunk_table(collection_dir: Path) -> None:
+    """Leave the keyword index's chunk table beside it in a copy being made (readers then
+    skip reading every chunk row from SQLite). Without it readers read SQLite: a copy of
+    a store without a keyword index, or a failed write, is still a copy."""
+    try:
+        reader = TermReader.open(collection_dir)
+    except SnapshotStoreUnavailable:
+        return
+    try:
+        reader.save_table()
+    except (OSError, SnapshotStoreUnavailable):
+        pass
+    finally:
+        reader.close()
+
+
 def make_copy(
     ws: Workspace,
     store_id: str,
@@ -98,6 +116,7 @@ def make_copy(
         if still_valid is not None and not still_valid():
             remove_tree(tmp)
             return None
+        _save_chunk_table(tmp)
         collection = Collection.open(tmp, read_only=True)
         try:
             count = collection.count()

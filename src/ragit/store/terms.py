@@ -32,14 +32,19 @@ another clone) and never reach a score: a snapshot is a set of keys.
 Writes happen only under the writer lock, inside one SQLite transaction per call
 (rollback journal: a killed writer leaves the previous committed state, rolled back by the
 next writer's open). Readers open the immutable reader copy (``immutable=1``: no lock, no
-journal, no byte written).
+journal, no byte written). A reader copy is made with the chunk table beside its index
+(:data:`CHUNKS_NAME`, one ``.npy`` array stamped with the index's size and term rules,
+written before the copy is put in place): readers load it instead of reading every chunk row
+from SQLite. It is derived data; a missing, stale or unreadable one is read from SQLite.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
+import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,6 +57,9 @@ from ragit.store.rows import ChunkRow
 from ragit.text.terms import TERMS_VERSION, cjk_terms, en_terms
 
 TERMS_NAME = "ragit-terms.sqlite"
+# Beside the index in a reader copy: the chunk table as one int64 array (a cache, derived).
+CHUNKS_NAME = "ragit-terms.chunks.npy"
+_CHUNKS_MAGIC = 0x52475443484B5331  # "RGTCHKS1"
 # The file's layout; with the term rules it makes the version an index records.
 LAYOUT = 1
 VERSION = f"layout-{LAYOUT}/{TERMS_VERSION}"
@@ -98,7 +106,7 @@ def _unavailable(reason: str) -> SnapshotStoreUnavailable:
 
 def keys_of(chunk_ids: Sequence[str]) -> Any:
     """:func:`chunk_key` of every id, as an int64 array (vectorized for hex ids)."""
-    if all(len(cid) == 16 for cid in chunk_ids):
+    if set(map(len, chunk_ids)) <= {16}:
         try:
             raw = bytes.fromhex("".join(chunk_ids))
         except ValueError:
@@ -332,10 +340,14 @@ class TermReader:
         return cls(con, path)
 
     def chunks(self) -> Chunks:
-        """Every indexed chunk (read once)."""
+        """Every indexed chunk (read once).
+
+        The table is loaded from the copy's chunk-table file (:data:`CHUNKS_NAME`, ~1 ms)
+        when it matches the index; otherwise read from SQLite (~20 ms at 18k chunks)."""
         if self._chunks is None:
-            rows = self._read("SELECT key, ord, len_en, len_cjk, live FROM chunk ORDER BY key", ())
-            table = np.array(rows, dtype=np.int64).reshape(-1, 5)
+            table = self._load_table()
+            if table is None:
+                table = self._read_table()
             self._chunks = Chunks(
                 keys=table[:, 0].copy(),
                 ords=table[:, 1].copy(),
@@ -345,6 +357,45 @@ class TermReader:
                 size=int(table[:, 1].max()) + 1 if len(table) else 0,
             )
         return self._chunks
+
+    def _stamp(self) -> list[int]:
+        """What the chunk-table file must record to match this index: a magic number, the
+        term rules' version and the index file's size (a copy's index never changes)."""
+        version = int.from_bytes(hashlib.sha256(VERSION.encode()).digest()[:7], "big")
+        return [_CHUNKS_MAGIC, version, self.path.stat().st_size]
+
+    def _load_table(self) -> Any:
+        """The chunk table from :data:`CHUNKS_NAME`, or None (absent, unreadable, stale)."""
+        try:
+            with open(self.path.with_name(CHUNKS_NAME), "rb") as handle:
+                data = np.load(handle, allow_pickle=False)
+            stamp = self._stamp()
+        except (OSError, ValueError):
+            return None
+        if data.ndim != 2 or data.shape[1] != 5 or data.shape[0] < 1 or data.dtype != np.int64:
+            return None
+        head = data[0].tolist()
+        if head[:3] != stamp or head[3] != data.shape[0] - 1:
+            return None
+        return data[1:]
+
+    def _read_table(self) -> Any:
+        rows = self._read("SELECT key, ord, len_en, len_cjk, live FROM chunk ORDER BY key", ())
+        return np.array(rows, dtype=np.int64).reshape(-1, 5)
+
+    def save_table(self) -> None:
+        """Write the chunk table beside the index (:data:`CHUNKS_NAME`): for a copy being
+        made, before anyone reads it. Raises OSError (the caller may go without it)."""
+        table = self._read_table()
+        head = np.array([[*self._stamp(), len(table), 0]], dtype=np.int64)
+        final = self.path.with_name(CHUNKS_NAME)
+        tmp = final.with_name(f".{CHUNKS_NAME}.{os.getpid()}.{uuid.uuid4().hex[:8]}")
+        try:
+            with open(tmp, "xb") as handle:
+                np.save(handle, np.concatenate([head, table]), allow_pickle=False)
+            os.replace(tmp, final)
+        finally:
+            tmp.unlink(missing_ok=True)
 
     def missing(self, ids: Iterable[str]) -> list[str]:
         """The ids of ``ids`` the index does not hold live (sorted, distinct).
