@@ -84,6 +84,23 @@ def _store_mib(repo: Path, *, allocated: bool = False) -> float:
     return dir_bytes(repo / ".ragit" / "store", allocated=allocated) / MIB
 
 
+def _distinct_mib(*roots: Path) -> float:
+    """Apparent size of the regular files under ``roots``, each inode once (hard links
+    between the store and its reader copies share one file)."""
+    seen: set[tuple[int, int]] = set()
+    total = 0
+    for root in roots:
+        for path in root.rglob("*") if root.is_dir() else ():
+            try:
+                st = path.lstat()
+            except OSError:
+                continue
+            if path.is_file() and not path.is_symlink() and (st.st_dev, st.st_ino) not in seen:
+                seen.add((st.st_dev, st.st_ino))
+                total += st.st_size
+    return total / MIB
+
+
 def _segment_count(repo: Path) -> int:
     """zvec segment directories of this project's store layout (0 for another layout)."""
     chunks = repo / ".ragit" / "store" / "chunks"
@@ -485,6 +502,7 @@ def sizes(ctx: Context) -> list[Row]:
     segments = _segment_count(repo)
     manifests = _manifest_sizes(repo)
     reader = dir_bytes(run_dir / "cache") / MIB
+    together = _distinct_mib(repo / ".ragit" / "store", run_dir / "cache")
     ctx.discard(run_dir)
     sc = "sizes"
     return [
@@ -553,6 +571,23 @@ def sizes(ctx: Context) -> list[Row]:
             extra={"manifestsMiB": manifests},
         ),
         Row(sc, "reader copies in the user cache", "MiB", [reader], n, None),
+        Row(
+            sc,
+            "store + reader copies, hard links counted once",
+            "MiB",
+            [together],
+            n,
+            None,
+            extra={"ratioToStore": round(together / store_after, 2) if store_after else None},
+        ),
+        Row(
+            sc,
+            "store + reader copies / store",
+            "x",
+            [together / store_after if store_after else 0.0],
+            n,
+            "sizes.with-copies-ratio",
+        ),
     ]
 
 
