@@ -361,3 +361,55 @@ def test_a_chunk_table_that_does_not_match_its_index_is_not_used(tmp_path: Path)
     reader = TermReader.open(tmp_path)
     assert _same_chunks(reader.chunks(), expected)
     reader.close()
+
+
+@pytest.mark.parametrize("told", ["all", "not-the-revived"])
+def test_a_copys_chunk_table_is_derived_from_the_previous_copys(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, told: str
+) -> None:
+    """Issue 16: after a write that only inserted, the new copy's chunk table is the previous
+    copy's with the inserted rows read again (a chunk indexed before and live again, new
+    ones) — equal to reading every row. Told too little (a revived id left out), the counts
+    disagree and every row is read."""
+    import shutil
+
+    import numpy as np
+
+    from ragit.store.terms import CHUNKS_NAME
+
+    before, after = tmp_path / "g1", tmp_path / "g2"
+    before.mkdir()
+    writer = TermWriter.open(before)
+    writer.add([_row(_cid(n), f"alpha beta {n}") for n in range(1, 6)])
+    writer.remove([_cid(3)])
+    writer.close()
+    reader = TermReader.open(before)
+    reader.save_table()
+    reader.close()
+    shutil.copytree(before, after)
+    (after / CHUNKS_NAME).unlink()
+    writer = TermWriter.open(after)
+    writer.add([_row(_cid(n), f"gamma {n}") for n in (3, 6, 7)])
+    writer.close()
+
+    reads: list[int] = []
+    whole = TermReader._read_table
+
+    def counted(self: TermReader) -> object:
+        reads.append(1)
+        return whole(self)
+
+    monkeypatch.setattr(TermReader, "_read_table", counted)
+    touched = [_cid(n) for n in ((3, 6, 7) if told == "all" else (6, 7))]
+    reader = TermReader.open(after)
+    reader.save_table(base=before, touched=touched)
+    reader.close()
+    assert reads == ([] if told == "all" else [1])
+    monkeypatch.undo()
+    reader = TermReader.open(after)
+    loaded = reader._load_table()
+    expected = reader._read_table()
+    reader.close()
+    assert loaded is not None
+    assert np.array_equal(loaded, expected)
+    assert expected[:, 4].tolist() == [1] * 7  # chunk 3 live again

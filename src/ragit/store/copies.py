@@ -67,16 +67,20 @@ def copy_path(ws: Workspace, store_id: str, generation: int) -> Path:
     return copies_root(ws) / copy_name(store_id, generation)
 
 
-def _save_chunk_table(collection_dir: Path) -> None:
+def _save_chunk_table(collection_dir: Path, base: tuple[Path, frozenset[str]] | None) -> None:
     """Leave the keyword index's chunk table beside it in a copy being made (readers then
-    skip reading every chunk row from SQLite). Without it readers read SQLite: a copy of
-    a store without a keyword index, or a failed write, is still a copy."""
+    skip reading every chunk row from SQLite), derived from ``base`` (the previous copy
+    and the ids an insert-only write inserted) when it can be. Without it readers read
+    SQLite: a copy of a store without a keyword index, or a failed write, is still a copy."""
     try:
         reader = TermReader.open(collection_dir)
     except SnapshotStoreUnavailable:
         return
     try:
-        reader.save_table()
+        if base is not None and base[0].is_dir():
+            reader.save_table(base=base[0], touched=base[1])
+        else:
+            reader.save_table()
     except (OSError, SnapshotStoreUnavailable):
         pass
     finally:
@@ -91,6 +95,7 @@ def make_copy(
     replace: bool,
     still_valid: Callable[[], bool] | None = None,
     verify: Callable[[Collection], None] | None = None,
+    table_base: tuple[Path, frozenset[str]] | None = None,
 ) -> tuple[Path, int] | None:
     """Copy the canonical collection to the copy of ``(store_id, generation)``.
 
@@ -99,7 +104,9 @@ def make_copy(
     With ``replace`` an existing copy of that name is swapped out (a publish overwriting the
     orphan of a crashed publish); without it an existing copy wins (a concurrent reader made
     it). ``verify`` runs on the open copy before it is put in place; what it raises drops
-    the copy. Returns the copy's path and its row count.
+    the copy. ``table_base`` (the previous copy, the ids a write that only inserted added)
+    lets the copy's chunk table be derived from that copy's. Returns the copy's path and
+    its row count.
 
     Raises:
         FileNotFoundError: a canonical file vanished during the copy.
@@ -116,7 +123,7 @@ def make_copy(
         if still_valid is not None and not still_valid():
             remove_tree(tmp)
             return None
-        _save_chunk_table(tmp)
+        _save_chunk_table(tmp, table_base)
         collection = Collection.open(tmp, read_only=True)
         try:
             count = collection.count()

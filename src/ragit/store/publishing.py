@@ -24,7 +24,7 @@ from ragit import _faults as faults
 from ragit._fs import atomic_write_text
 from ragit.contract.errors import SnapshotStoreUnavailable
 from ragit.store._zvec import Collection
-from ragit.store.copies import canonical_path, copy_name, make_copy, prune_copies
+from ragit.store.copies import canonical_path, copy_name, copy_path, make_copy, prune_copies
 from ragit.store.journal_scan import scan_journals
 from ragit.store.lock import WriterLock
 from ragit.store.meta import StoreMeta, next_dir, now_iso, prev_dir, read_meta, write_meta
@@ -252,7 +252,14 @@ def publish(
             )
 
     try:
-        made = make_copy(ws, meta.store_id, generation, replace=True, verify=verify)
+        base = (
+            (copy_path(ws, meta.store_id, meta.generation), written.inserted)
+            if written is not None and meta.generation > 0
+            else None
+        )
+        made = make_copy(
+            ws, meta.store_id, generation, replace=True, verify=verify, table_base=base
+        )
     except OSError as exc:
         raise SnapshotStoreUnavailable(
             None, f"cannot write the reader copy of the store ({exc.__class__.__name__})"
