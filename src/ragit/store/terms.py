@@ -13,7 +13,9 @@ carries it with the rows it describes (zvec 0.8 ignores files it does not know):
 
 ``info(key, value)``
     ``version`` (:data:`VERSION`: this layout and :data:`ragit.text.terms.TERMS_VERSION`),
-    ``seq`` (the last block number).
+    ``seq`` (the last block number), ``instance`` (a random number naming this index's
+    ordinals: set when the index is created, or emptied for other term rules; a writer adds
+    it to an index of an older RAGit).
 ``chunk(ord INTEGER PRIMARY KEY, key UNIQUE, len_en, len_cjk, live)``
     One row per chunk ever indexed: a small ordinal local to this file, its key (the
     16-hex-digit chunk id as a signed 64-bit integer), its length in terms per field, and
