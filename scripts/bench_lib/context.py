@@ -34,6 +34,9 @@ class Options:
     keep: bool
 
 
+PROBE_NAME = "runtime-probe.json"
+
+
 def hermetic_env(home: Path, cache: Path) -> Env:
     """The environment of every process: no inherited git, RAGit, XDG or Python settings."""
     dropped = ("GIT_", "RAGIT_", "XDG_", "PYTHON")
@@ -76,6 +79,7 @@ class Context:
         self.git = Git(self.env)
         self.gen = Generator(opts.gen_corpus, self.env)
         self._pristine: dict[Any, Path] = {}
+        self._last_fresh: Path | None = None
         self._indexed: dict[Any, Path] = {}
         self._queries: dict[int, list[dict[str, str]]] = {}
         self._scratch = itertools.count(1)
@@ -107,9 +111,21 @@ class Context:
             shutil.rmtree(path, ignore_errors=True)
 
     def fresh_cache_env(self, run_dir: Path) -> Env:
-        """The environment with an empty user cache of its own (outside the repository)."""
+        """The environment with a user cache of its own (outside the repository), empty but
+        for the verdict of RAGit's once-per-machine zvec probe (``ragit/runtime-probe.json``:
+        a child process that imports zvec, ~0.3 s). A user's cache holds that verdict from
+        their first command on; reader copies, logs and the rest start empty."""
         cache = run_dir / "cache"
         cache.mkdir(exist_ok=True)
+        probe = self.cache / "ragit" / PROBE_NAME
+        earlier = self._last_fresh / "ragit" / PROBE_NAME if self._last_fresh else None
+        if not probe.is_file() and earlier is not None and earlier.is_file():
+            probe.parent.mkdir(parents=True, exist_ok=True)  # the warm-up run probed
+            shutil.copyfile(earlier, probe)
+        self._last_fresh = cache
+        if probe.is_file():
+            (cache / "ragit").mkdir(exist_ok=True)
+            shutil.copyfile(probe, cache / "ragit" / PROBE_NAME)
         return self.env.with_(XDG_CACHE_HOME=str(cache))
 
     # ---------------------------------------------------------------- corpora

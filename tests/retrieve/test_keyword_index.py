@@ -296,3 +296,120 @@ def test_a_document_scores_its_chunks_together(tmp_path: Path) -> None:
     chunk = {n: float(ks.chunk[at[_cid(n)]]) for n in range(1, 5)}
     assert chunk[4] == 0.0 and chunk[1] > 0 and chunk[2] > 0
     reader.close()
+
+
+def _same_chunks(a: object, b: object) -> bool:
+    import numpy as np
+
+    fields = ("keys", "ords", "len_en", "len_cjk", "live")
+    return all(np.array_equal(getattr(a, f), getattr(b, f)) for f in fields) and (
+        getattr(a, "size") == getattr(b, "size")  # noqa: B009
+    )
+
+
+def test_a_reader_copy_carries_its_chunk_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 16: a reader copy is made with its chunk table beside the index, and readers
+    load it instead of reading every chunk row from SQLite — the same table."""
+    from ragit.store.terms import CHUNKS_NAME
+
+    repo = indexed_repo(tmp_path, "docs-basic")
+    meta = json.loads((repo.ws.store_dir / "meta.json").read_text(encoding="utf-8"))
+    copy = copy_path(repo.ws, meta["storeId"], meta["generation"])
+    assert (copy / CHUNKS_NAME).is_file()
+    fresh = TermReader.open(copy)
+    from_sql = fresh._read_table()
+    fresh.close()
+
+    def no_sql(_self: TermReader) -> object:
+        raise AssertionError("the chunk table was read from SQLite")
+
+    before = tree_state(copy)
+    monkeypatch.setattr(TermReader, "_read_table", no_sql)
+    reader = TermReader.open(copy)
+    loaded = reader.chunks()
+    reader.close()
+    monkeypatch.undo()
+    import numpy as np
+
+    table = np.stack([loaded.keys, loaded.ords, loaded.len_en, loaded.len_cjk, loaded.live], 1)
+    assert np.array_equal(table, from_sql)
+    assert tree_state(copy) == before  # readers write nothing
+    assert repo.query(QUESTION, top_k=3)["hits"]
+
+
+def test_a_chunk_table_that_does_not_match_its_index_is_not_used(tmp_path: Path) -> None:
+    """Issue 16: a chunk table stamped for another index (size, rules) is ignored."""
+    import numpy as np
+
+    from ragit.store.terms import CHUNKS_NAME
+
+    writer = TermWriter.open(tmp_path)
+    writer.add([_row(_cid(n), f"alpha beta {n}") for n in range(1, 6)])
+    writer.close()
+    reader = TermReader.open(tmp_path)
+    reader.save_table()
+    expected = reader.chunks()
+    reader.close()
+    path = tmp_path / CHUNKS_NAME
+    data = np.load(path)
+    data[1:, 2] += 7  # wrong lengths...
+    data[0, 2] += 1  # ...under a stamp of another index size
+    with open(path, "wb") as handle:
+        np.save(handle, data)
+    reader = TermReader.open(tmp_path)
+    assert _same_chunks(reader.chunks(), expected)
+    reader.close()
+
+
+@pytest.mark.parametrize("told", ["all", "not-the-revived"])
+def test_a_copys_chunk_table_is_derived_from_the_previous_copys(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, told: str
+) -> None:
+    """Issue 16: after a write that only inserted, the new copy's chunk table is the previous
+    copy's with the inserted rows read again (a chunk indexed before and live again, new
+    ones) — equal to reading every row. Told too little (a revived id left out), the counts
+    disagree and every row is read."""
+    import shutil
+
+    import numpy as np
+
+    from ragit.store.terms import CHUNKS_NAME
+
+    before, after = tmp_path / "g1", tmp_path / "g2"
+    before.mkdir()
+    writer = TermWriter.open(before)
+    writer.add([_row(_cid(n), f"alpha beta {n}") for n in range(1, 6)])
+    writer.remove([_cid(3)])
+    writer.close()
+    reader = TermReader.open(before)
+    reader.save_table()
+    reader.close()
+    shutil.copytree(before, after)
+    (after / CHUNKS_NAME).unlink()
+    writer = TermWriter.open(after)
+    writer.add([_row(_cid(n), f"gamma {n}") for n in (3, 6, 7)])
+    writer.close()
+
+    reads: list[int] = []
+    whole = TermReader._read_table
+
+    def counted(self: TermReader) -> object:
+        reads.append(1)
+        return whole(self)
+
+    monkeypatch.setattr(TermReader, "_read_table", counted)
+    touched = [_cid(n) for n in ((3, 6, 7) if told == "all" else (6, 7))]
+    reader = TermReader.open(after)
+    reader.save_table(base=before, touched=touched)
+    reader.close()
+    assert reads == ([] if told == "all" else [1])
+    monkeypatch.undo()
+    reader = TermReader.open(after)
+    loaded = reader._load_table()
+    expected = reader._read_table()
+    reader.close()
+    assert loaded is not None
+    assert np.array_equal(loaded, expected)
+    assert expected[:, 4].tolist() == [1] * 7  # chunk 3 live again

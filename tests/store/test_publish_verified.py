@@ -90,3 +90,91 @@ def test_repair_recovers_an_interrupted_ingest_on_a_store_that_lost_chunks(tmp_p
     doctor = repo.ragit("doctor", "--format", "json")
     assert doctor.code == 0, doctor.stdout
     assert repo.query("ledgers", top_k=3)["hits"]
+
+
+def test_an_insert_only_publish_checks_the_new_ids_not_every_id(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 16: a write that only inserted is verified by its own ids and the row counts;
+    the scan of every id of the copy (and of its keyword index) is not run."""
+    from tests.store._store_helpers import row
+
+    from ragit.store._zvec import Collection
+    from ragit.store.publishing import Written
+    from ragit.store.terms import TermReader
+
+    repo = indexed_repo(tmp_path, "docs-basic")
+    meta_file = repo.ws.store_dir / "meta.json"
+    before = json.loads(meta_file.read_text(encoding="utf-8"))
+    profile = before["embedding"]
+    new = row("00000000000000aa", dims=profile["dimensions"])
+    with WriterLock.acquire(repo.ws, command="test", head_sha=None) as lock:
+        with StoreWriter.open(
+            repo.ws, lock, embedding=profile, dimensions=profile["dimensions"]
+        ) as writer:
+            rows = writer.count()
+            writer.insert([new])
+
+        def no_scan(*_args: object) -> object:
+            raise AssertionError("every id was scanned")
+
+        monkeypatch.setattr(Collection, "all_ids", no_scan)
+        monkeypatch.setattr(TermReader, "chunks", no_scan)
+        written = Written(frozenset({new.chunk_id}), rows + 1)
+        published = publish(repo.ws, lock, referenced=[new.chunk_id], written=written)
+    assert published.generation == before["generation"] + 1
+    assert published.chunk_count == rows + 1
+
+
+def test_an_insert_only_publish_whose_counts_differ_scans_and_refuses(tmp_path: Path) -> None:
+    """Issue 16: a write said to have only inserted, that in fact lost a referenced chunk,
+    leaves a row count other than the one announced: the publish falls back to the full
+    scan and refuses, as before."""
+    from tests.store._store_helpers import row
+
+    from ragit.store.publishing import Written
+
+    repo = indexed_repo(tmp_path, "docs-basic")
+    meta_file = repo.ws.store_dir / "meta.json"
+    before = json.loads(meta_file.read_text(encoding="utf-8"))
+    profile = before["embedding"]
+    victim = repo.manifest(repo.head())["docs"][0]["chunkIds"][0]
+    new = row("00000000000000ab", dims=profile["dimensions"])
+    with WriterLock.acquire(repo.ws, command="test", head_sha=None) as lock:
+        with StoreWriter.open(
+            repo.ws, lock, embedding=profile, dimensions=profile["dimensions"]
+        ) as writer:
+            rows = writer.count()
+            writer.insert([new])
+            writer.delete([victim])
+        with pytest.raises(SnapshotStoreUnavailable) as caught:
+            publish(repo.ws, lock, written=Written(frozenset({new.chunk_id}), rows + 1))
+    assert "lacks 1 chunk(s)" in caught.value.message
+    after = json.loads(meta_file.read_text(encoding="utf-8"))
+    assert after["generation"] == before["generation"]
+
+
+def test_an_insert_only_publish_refuses_an_inserted_id_the_copy_lacks(tmp_path: Path) -> None:
+    """Issue 16: the counts agree but an id the write announced is not in the copy (in the
+    rows or in the keyword index): nothing is published."""
+    from tests.store._store_helpers import row
+
+    from ragit.store.publishing import Written
+
+    repo = indexed_repo(tmp_path, "docs-basic")
+    meta_file = repo.ws.store_dir / "meta.json"
+    before = json.loads(meta_file.read_text(encoding="utf-8"))
+    profile = before["embedding"]
+    new = row("00000000000000ac", dims=profile["dimensions"])
+    with WriterLock.acquire(repo.ws, command="test", head_sha=None) as lock:
+        with StoreWriter.open(
+            repo.ws, lock, embedding=profile, dimensions=profile["dimensions"]
+        ) as writer:
+            rows = writer.count()
+            writer.insert([new])
+        claimed = Written(frozenset({"00000000000000ad"}), rows + 1)
+        with pytest.raises(SnapshotStoreUnavailable) as caught:
+            publish(repo.ws, lock, referenced=["00000000000000ad"], written=claimed)
+    assert "lacks 1 chunk(s)" in caught.value.message
+    after = json.loads(meta_file.read_text(encoding="utf-8"))
+    assert after["generation"] == before["generation"]

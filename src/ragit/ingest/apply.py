@@ -339,7 +339,12 @@ def _apply(
     from ragit.store.journal import Journal, recover
     from ragit.store.lock import WriterLock
     from ragit.store.meta import read_meta
-    from ragit.store.publishing import check_canonical_intact, publish, record_referenced
+    from ragit.store.publishing import (
+        Written,
+        check_canonical_intact,
+        publish,
+        record_referenced,
+    )
     from ragit.store.replace import recover_swap
     from ragit.store.writer import StoreWriter
 
@@ -399,12 +404,17 @@ def _apply(
         # invariant); the ones this ingest adds are written and read back.
         unknown = sorted(manifest.all_chunk_ids() - known_ids)
         opened = bool(unknown) or meta is None
+        inserted: frozenset[str] = frozenset()
+        rows_before: int | None = None  # rows of the published store, when there is one
         if opened:
             writer = StoreWriter.open(ws, lock, embedding=profile, dimensions=profile["dimensions"])
             try:
                 present = writer.existing([r.chunk_id for r in embedded_rows])
                 embedded_rows = [r for r in embedded_rows if r.chunk_id not in present]
                 progress(f"store: 0/4 steps: writing {len(embedded_rows)} chunks")
+                inserted = frozenset(r.chunk_id for r in embedded_rows)
+                if meta is not None:
+                    rows_before = writer.count()
                 writer.insert(embedded_rows)
                 tx.advance("store-written")
                 progress("store: 1/4 steps: merging segments")
@@ -426,7 +436,13 @@ def _apply(
             # Publish the store generation before the manifest: a reader that sees the new
             # manifest always finds its chunks in the published reader copy.
             progress("store: 3/4 steps: publishing the new generation")
-            publish(ws, lock, referenced=manifest.all_chunk_ids())
+            # A write that only inserted is verified by its own ids and the row counts.
+            written = (
+                Written(inserted, rows_before + len(inserted))
+                if rows_before is not None and compaction != "merged"
+                else None
+            )
+            publish(ws, lock, referenced=manifest.all_chunk_ids(), written=written)
             progress("store: 4/4 steps: published")
             faults.reach("store-published")
         write_manifest(ws, manifest)

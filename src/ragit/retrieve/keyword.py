@@ -99,12 +99,16 @@ def snapshot_terms(
     avgdl = {f: (float(v.sum()) / len(v) if len(v) else 0.0) for f, v in lengths.items()}
     pair_doc = pair_slot = doc_lengths = None
     if documents:
-        position = {str(cid): i for i, cid in enumerate(ids.tolist())}
-        pairs = [
-            (d, position[cid]) for d, doc in enumerate(documents) for cid in dict.fromkeys(doc)
-        ]
-        pair_doc = np.fromiter((p[0] for p in pairs), dtype=np.int64, count=len(pairs))
-        pair_slot = np.fromiter((p[1] for p in pairs), dtype=np.int64, count=len(pairs))
+        # (document, slot) for each distinct chunk of each document, in document order.
+        position = dict(zip(ids.tolist(), range(len(ids)), strict=True))
+        slots: list[int] = []
+        sizes: list[int] = []
+        for doc in documents:
+            distinct = dict.fromkeys(doc)
+            slots.extend(map(position.__getitem__, distinct))
+            sizes.append(len(distinct))
+        pair_doc = np.repeat(np.arange(len(documents), dtype=np.int64), sizes)
+        pair_slot = np.array(slots, dtype=np.int64)
         doc_lengths = {
             f: np.bincount(pair_doc, weights=v[pair_slot], minlength=len(documents))
             for f, v in lengths.items()

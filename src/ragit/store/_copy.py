@@ -2,7 +2,9 @@
 
 A reflink (``FICLONE`` ioctl: btrfs, XFS, bcachefs, overlay on those) shares extents and costs
 almost nothing; elsewhere ``os.copy_file_range`` copies inside the kernel, and
-``shutil.copyfile`` is the portable fallback (macOS, old kernels, cross-device copies).
+``shutil.copyfile`` is the portable fallback (macOS, old kernels, cross-device copies). Files
+the caller names as immutable are hard-linked instead, when source and copy share a file
+system (a link shares the inode: only for files no process ever changes in place).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import errno
 import os
 import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 _FICLONE = 0x40049409  # _IOW(0x94, 9, int) on Linux
@@ -24,6 +27,7 @@ _NO_CLONE = {
     errno.ENOSYS,
     errno.EPERM,
 }
+_NO_LINK = {errno.EXDEV, errno.EPERM, errno.EMLINK, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EACCES}
 _state = {"reflink": sys.platform.startswith("linux"), "copy_range": hasattr(os, "copy_file_range")}
 
 
@@ -75,11 +79,30 @@ def copy_file(src: Path, dst: Path) -> str:
             return "copy"
 
 
-def copy_tree(src: Path, dst: Path, *, skip: frozenset[str] = frozenset()) -> dict[str, int]:
+def link_file(src: Path, dst: Path) -> str:
+    """Hard-link ``src`` as ``dst`` (``link``); a file system that cannot (another device,
+    no hard links) gets a copy (:func:`copy_file`)."""
+    try:
+        os.link(src, dst)
+    except OSError as exc:
+        if exc.errno not in _NO_LINK:
+            raise
+        return copy_file(src, dst)
+    return "link"
+
+
+def copy_tree(
+    src: Path,
+    dst: Path,
+    *,
+    skip: frozenset[str] = frozenset(),
+    shared: Callable[[str], bool] | None = None,
+) -> dict[str, int]:
     """Copy the directory ``src`` to the new directory ``dst``; counts files per method.
 
     Every file is copied, whatever its name, except entries of ``src`` itself named in
-    ``skip`` (top level only).
+    ``skip`` (top level only). Files whose path relative to ``src`` (POSIX form) ``shared``
+    accepts are hard-linked instead (:func:`link_file`): only files nothing changes in place.
 
     Raises:
         FileNotFoundError: ``src`` or one of its files vanished.
@@ -97,7 +120,11 @@ def copy_tree(src: Path, dst: Path, *, skip: frozenset[str] = frozenset()) -> di
         for name in files:
             if top and name in skip:
                 continue
-            method = copy_file(Path(root) / name, dst / rel / name)
+            source, target = Path(root) / name, dst / rel / name
+            if shared is not None and shared((rel / name).as_posix()):
+                method = link_file(source, target)
+            else:
+                method = copy_file(source, target)
             methods[method] = methods.get(method, 0) + 1
     return methods
 

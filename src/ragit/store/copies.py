@@ -5,7 +5,11 @@
 read-only once (zvec rewrites the ``*.proxima`` index file on its first open, so that rewrite
 happens before anyone can see the copy), then renamed into place: a reader sees a complete copy
 or none. The writer makes the copy of each generation it publishes; a reader makes one only
-when the cache was cleared (see :mod:`ragit.store.reader`).
+when the cache was cleared (see :mod:`ragit.store.reader`). Files no process changes in place
+(:func:`shared_file`) are hard-linked, not copied, when the cache and the repository share a
+file system: the copies of successive generations and the canonical collection then hold one
+inode for each; removing a copy or a merge replacing the canonical files unlinks, never
+changes, them.
 """
 
 from __future__ import annotations
@@ -17,10 +21,28 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ragit._lock import pid_alive
+from ragit.contract.errors import SnapshotStoreUnavailable
 from ragit.store._copy import copy_tree, remove_tree
 from ragit.store._zvec import Collection
 from ragit.store.meta import COLLECTION_DIR
+from ragit.store.terms import TermReader
 from ragit.workspace import Workspace, user_cache_dir
+
+# Collection files no process changes in place once written, shared by hard link between the
+# canonical collection and its copies: a segment's column files (``<segment>/scalar.<n>.ipc``,
+# written once at flush; deletions go to ``del.<n>``) and the id map's SST tables (immutable in
+# RocksDB). Everything else is copied: zvec rewrites a segment's ``*.proxima`` vector index in
+# place on every open (read-only ones too), RocksDB appends to its MANIFEST and log, and the
+# writer updates the keyword index (``ragit-terms.sqlite``) in place. Checked by
+# tests/store/test_copy_sharing.py after inserts, deletions, merges and read-only opens.
+_SHARED = re.compile(r"^(\d+/scalar\.\d+\.ipc|idmap\.\d+/\d+\.sst)$")
+
+
+def shared_file(rel: str) -> bool:
+    """Whether the collection file at ``rel`` (POSIX path inside the collection) is shared
+    with copies by hard link rather than copied."""
+    return _SHARED.match(rel) is not None
+
 
 _TMP = re.compile(r"^\.(tmp|trash)-[0-9a-f]+-\d+-(\d+)-[0-9a-f]+$")
 
@@ -45,6 +67,26 @@ def copy_path(ws: Workspace, store_id: str, generation: int) -> Path:
     return copies_root(ws) / copy_name(store_id, generation)
 
 
+def _save_chunk_table(collection_dir: Path, base: tuple[Path, frozenset[str]] | None) -> None:
+    """Leave the keyword index's chunk table beside it in a copy being made (readers then
+    skip reading every chunk row from SQLite), derived from ``base`` (the previous copy
+    and the ids an insert-only write inserted) when it can be. Without it readers read
+    SQLite: a copy of a store without a keyword index, or a failed write, is still a copy."""
+    try:
+        reader = TermReader.open(collection_dir)
+    except SnapshotStoreUnavailable:
+        return
+    try:
+        if base is not None and base[0].is_dir():
+            reader.save_table(base=base[0], touched=base[1])
+        else:
+            reader.save_table()
+    except (OSError, SnapshotStoreUnavailable):
+        pass
+    finally:
+        reader.close()
+
+
 def make_copy(
     ws: Workspace,
     store_id: str,
@@ -53,6 +95,7 @@ def make_copy(
     replace: bool,
     still_valid: Callable[[], bool] | None = None,
     verify: Callable[[Collection], None] | None = None,
+    table_base: tuple[Path, frozenset[str]] | None = None,
 ) -> tuple[Path, int] | None:
     """Copy the canonical collection to the copy of ``(store_id, generation)``.
 
@@ -61,7 +104,9 @@ def make_copy(
     With ``replace`` an existing copy of that name is swapped out (a publish overwriting the
     orphan of a crashed publish); without it an existing copy wins (a concurrent reader made
     it). ``verify`` runs on the open copy before it is put in place; what it raises drops
-    the copy. Returns the copy's path and its row count.
+    the copy. ``table_base`` (the previous copy, the ids a write that only inserted added)
+    lets the copy's chunk table be derived from that copy's. Returns the copy's path and
+    its row count.
 
     Raises:
         FileNotFoundError: a canonical file vanished during the copy.
@@ -74,10 +119,11 @@ def make_copy(
     tmp = root / f".tmp-{tag}"
     final = root / copy_name(store_id, generation)
     try:
-        copy_tree(canonical_path(ws), tmp)
+        copy_tree(canonical_path(ws), tmp, shared=shared_file)
         if still_valid is not None and not still_valid():
             remove_tree(tmp)
             return None
+        _save_chunk_table(tmp, table_base)
         collection = Collection.open(tmp, read_only=True)
         try:
             count = collection.count()

@@ -17,13 +17,14 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from ragit import _faults as faults
 from ragit._fs import atomic_write_text
 from ragit.contract.errors import SnapshotStoreUnavailable
 from ragit.store._zvec import Collection
-from ragit.store.copies import canonical_path, copy_name, make_copy, prune_copies
+from ragit.store.copies import canonical_path, copy_name, copy_path, make_copy, prune_copies
 from ragit.store.journal_scan import scan_journals
 from ragit.store.lock import WriterLock
 from ragit.store.meta import StoreMeta, next_dir, now_iso, prev_dir, read_meta, write_meta
@@ -164,7 +165,32 @@ def _unindexed(collection_dir: Path, required: set[str]) -> set[str]:
         reader.close()
 
 
-def publish(ws: Workspace, lock: WriterLock, *, referenced: Iterable[str] = ()) -> StoreMeta:
+def _indexed_count(collection_dir: Path) -> int:
+    """How many chunks the keyword index of ``collection_dir`` holds live."""
+    reader = TermReader.open(collection_dir)
+    try:
+        return reader.count()
+    finally:
+        reader.close()
+
+
+@dataclass(frozen=True)
+class Written:
+    """What one write did to a store it found published and verified: it inserted the rows
+    ``inserted`` (ids), deleted none and merged nothing, leaving ``rows`` live rows (the rows
+    it found plus the ones it inserted)."""
+
+    inserted: frozenset[str]
+    rows: int
+
+
+def publish(
+    ws: Workspace,
+    lock: WriterLock,
+    *,
+    referenced: Iterable[str] = (),
+    written: Written | None = None,
+) -> StoreMeta:
     """Publish the canonical store as the next generation and make its reader copy.
 
     Order: copy the (closed) canonical files into the cache as ``<store>-<gen+1>`` (temp dir,
@@ -176,6 +202,13 @@ def publish(ws: Workspace, lock: WriterLock, *, referenced: Iterable[str] = ()) 
     id of ``referenced`` (the manifest about to be committed) must be present, in the rows
     and in the keyword index — one scan of the copy's ids, ~2 us a row. Otherwise the copy
     is dropped and the previous generation stays.
+
+    With ``written`` (a write that only inserted), the ids an earlier publish verified
+    (those :data:`REFERENCED_NAME` records) are held by the count instead of the scan: the
+    copy must have exactly ``written.rows`` rows and as many live chunks in its keyword
+    index, and the ids it inserted and those of ``referenced`` not recorded yet are looked
+    up one by one (~1 ms for one changed document against ~0.16 s for the scan at N=1000).
+    Counts that differ fall back to the full scan.
 
     Raises:
         StoreWriteBusy: ``lock`` is no longer held.
@@ -191,15 +224,24 @@ def publish(ws: Workspace, lock: WriterLock, *, referenced: Iterable[str] = ()) 
         raise SnapshotStoreUnavailable(None, "there is no store to publish")
     generation = meta.generation + 1
     digest = canonical_digest(ws)
-    required = read_referenced(ws.store_dir)
-    required.update(referenced)
+    recorded = read_referenced(ws.store_dir)
+    required = recorded | set(referenced)
 
     def verify(collection: Collection) -> None:
         if not required:
             return
-        missing = required - collection.all_ids()
-        if not missing:
-            missing = _unindexed(collection.path, required)
+        missing: set[str] | None = None
+        if written is not None:
+            rows = collection.count()
+            if rows == written.rows and _indexed_count(collection.path) == rows:
+                check = set(written.inserted) | (required - recorded)
+                missing = check - collection.present(sorted(check))
+                if not missing:
+                    missing = _unindexed(collection.path, check)
+        if missing is None:  # no record of the write, or its counts differ: scan everything
+            missing = required - collection.all_ids()
+            if not missing:
+                missing = _unindexed(collection.path, required)
         if missing:
             mark_unverified(ws, len(missing), "the new generation lacks chunks that manifests name")
             raise SnapshotStoreUnavailable(
@@ -210,7 +252,14 @@ def publish(ws: Workspace, lock: WriterLock, *, referenced: Iterable[str] = ()) 
             )
 
     try:
-        made = make_copy(ws, meta.store_id, generation, replace=True, verify=verify)
+        base = (
+            (copy_path(ws, meta.store_id, meta.generation), written.inserted)
+            if written is not None and meta.generation > 0
+            else None
+        )
+        made = make_copy(
+            ws, meta.store_id, generation, replace=True, verify=verify, table_base=base
+        )
     except OSError as exc:
         raise SnapshotStoreUnavailable(
             None, f"cannot write the reader copy of the store ({exc.__class__.__name__})"

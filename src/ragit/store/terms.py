@@ -13,7 +13,9 @@ carries it with the rows it describes (zvec 0.8 ignores files it does not know):
 
 ``info(key, value)``
     ``version`` (:data:`VERSION`: this layout and :data:`ragit.text.terms.TERMS_VERSION`),
-    ``seq`` (the last block number).
+    ``seq`` (the last block number), ``instance`` (a random number naming this index's
+    ordinals: set when the index is created, or emptied for other term rules; a writer adds
+    it to an index of an older RAGit).
 ``chunk(ord INTEGER PRIMARY KEY, key UNIQUE, len_en, len_cjk, live)``
     One row per chunk ever indexed: a small ordinal local to this file, its key (the
     16-hex-digit chunk id as a signed 64-bit integer), its length in terms per field, and
@@ -32,14 +34,19 @@ another clone) and never reach a score: a snapshot is a set of keys.
 Writes happen only under the writer lock, inside one SQLite transaction per call
 (rollback journal: a killed writer leaves the previous committed state, rolled back by the
 next writer's open). Readers open the immutable reader copy (``immutable=1``: no lock, no
-journal, no byte written).
+journal, no byte written). A reader copy is made with the chunk table beside its index
+(:data:`CHUNKS_NAME`, one ``.npy`` array stamped with the index's size and term rules,
+written before the copy is put in place): readers load it instead of reading every chunk row
+from SQLite. It is derived data; a missing, stale or unreadable one is read from SQLite.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
+import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,6 +59,9 @@ from ragit.store.rows import ChunkRow
 from ragit.text.terms import TERMS_VERSION, cjk_terms, en_terms
 
 TERMS_NAME = "ragit-terms.sqlite"
+# Beside the index in a reader copy: the chunk table as one int64 array (a cache, derived).
+CHUNKS_NAME = "ragit-terms.chunks.npy"
+_CHUNKS_MAGIC = 0x52475443484B5332  # "RGTCHKS2"
 # The file's layout; with the term rules it makes the version an index records.
 LAYOUT = 1
 VERSION = f"layout-{LAYOUT}/{TERMS_VERSION}"
@@ -59,6 +69,8 @@ FIELDS = ("en", "cjk")
 MERGE_BLOCKS = 8
 POSTING = np.dtype([("ord", "<u4"), ("tf", "<u2")])
 _CHUNK_BATCH = 500
+# Up to this many ids, TermReader.missing looks keys up instead of reading the chunk table.
+LOOKUP_MAX = 2_000
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS info(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -96,7 +108,7 @@ def _unavailable(reason: str) -> SnapshotStoreUnavailable:
 
 def keys_of(chunk_ids: Sequence[str]) -> Any:
     """:func:`chunk_key` of every id, as an int64 array (vectorized for hex ids)."""
-    if all(len(cid) == 16 for cid in chunk_ids):
+    if set(map(len, chunk_ids)) <= {16}:
         try:
             raw = bytes.fromhex("".join(chunk_ids))
         except ValueError:
@@ -135,7 +147,13 @@ class TermWriter:
                 con.execute("DELETE FROM block")
                 con.execute("DELETE FROM chunk")
                 con.execute("UPDATE info SET value=? WHERE key='version'", (VERSION,))
+                con.execute("DELETE FROM info WHERE key='instance'")
                 con.execute("COMMIT")
+            if con.execute("SELECT value FROM info WHERE key='instance'").fetchone() is None:
+                # Names this index's ordinals: they never change while it lives, and an index
+                # built anew (or emptied for other term rules) gets another instance.
+                instance = str(int.from_bytes(os.urandom(7), "big"))
+                con.execute("INSERT INTO info VALUES('instance', ?)", (instance,))
         except sqlite3.Error as exc:
             raise _unavailable(f"cannot open the store's keyword index ({exc})") from exc
         return cls(con)
@@ -330,10 +348,14 @@ class TermReader:
         return cls(con, path)
 
     def chunks(self) -> Chunks:
-        """Every indexed chunk (read once)."""
+        """Every indexed chunk (read once).
+
+        The table is loaded from the copy's chunk-table file (:data:`CHUNKS_NAME`, ~1 ms)
+        when it matches the index; otherwise read from SQLite (~20 ms at 18k chunks)."""
         if self._chunks is None:
-            rows = self._read("SELECT key, ord, len_en, len_cjk, live FROM chunk ORDER BY key", ())
-            table = np.array(rows, dtype=np.int64).reshape(-1, 5)
+            table = self._load_table()
+            if table is None:
+                table = self._read_table()
             self._chunks = Chunks(
                 keys=table[:, 0].copy(),
                 ords=table[:, 1].copy(),
@@ -344,14 +366,123 @@ class TermReader:
             )
         return self._chunks
 
+    def _stamp(self) -> list[int]:
+        """What the chunk-table file must record to match this index: a magic number, the
+        term rules' version, the index file's size (a copy's index never changes) and the
+        index's instance (0: an index of an older RAGit, without one)."""
+        version = int.from_bytes(hashlib.sha256(VERSION.encode()).digest()[:7], "big")
+        row = self._read("SELECT value FROM info WHERE key='instance'", ())
+        instance = int(row[0][0]) if row and str(row[0][0]).isdigit() else 0
+        return [_CHUNKS_MAGIC, version, self.path.stat().st_size, instance]
+
+    def _load_table(self) -> Any:
+        """The chunk table from :data:`CHUNKS_NAME`, or None (absent, unreadable, stale)."""
+        try:
+            with open(self.path.with_name(CHUNKS_NAME), "rb") as handle:
+                data = np.load(handle, allow_pickle=False)
+            stamp = self._stamp()
+        except (OSError, ValueError):
+            return None
+        if data.ndim != 2 or data.shape[1] != 5 or data.shape[0] < 1 or data.dtype != np.int64:
+            return None
+        head = data[0].tolist()
+        if head[:4] != stamp or head[4] != data.shape[0] - 1:
+            return None
+        return data[1:]
+
+    def _read_table(self) -> Any:
+        rows = self._read("SELECT key, ord, len_en, len_cjk, live FROM chunk ORDER BY key", ())
+        return np.array(rows, dtype=np.int64).reshape(-1, 5)
+
+    def _derived_table(self, base: Path, touched: Iterable[str]) -> Any:
+        """The chunk table of this index from the table of ``base`` (the collection directory
+        of the previous copy, whose index this one extends by one write that only inserted)
+        or None. Rows of ``touched`` (the ids the write inserted: new, or indexed before and
+        live again) are read again, rows with a higher ordinal than any of ``base`` added;
+        the result must then hold as many chunks, and as many live ones, as this index."""
+        previous = TermReader.open(base)
+        try:
+            old = previous._load_table()
+            base_instance = previous._stamp()[3]
+        finally:
+            previous.close()
+        if old is None or base_instance == 0 or base_instance != self._stamp()[3]:
+            return None  # another index (rebuilt, emptied, older): its ordinals differ
+        top = int(old[:, 1].max()) if len(old) else -1
+        keys = [int(k) for k in keys_of(sorted(set(touched))).tolist()]
+        by_key = (
+            "SELECT key, ord, len_en, len_cjk, live FROM chunk "
+            "WHERE key IN (SELECT value FROM json_each(?))"
+        )
+        again = [
+            row
+            for start in range(0, len(keys), _CHUNK_BATCH)
+            for row in self._read(by_key, (json.dumps(keys[start : start + _CHUNK_BATCH]),))
+        ]
+        later = "SELECT key, ord, len_en, len_cjk, live FROM chunk WHERE ord > ?"
+        added = self._read(later, (top,))
+        fresh = np.array(again + added, dtype=np.int64).reshape(-1, 5)
+        fresh = fresh[np.unique(fresh[:, 1], return_index=True)[1]]  # a row read twice: once
+        table = np.concatenate([old[~np.isin(old[:, 1], fresh[:, 1])], fresh])
+        table = table[np.argsort(table[:, 0], kind="stable")]
+        ((total, live),) = self._read("SELECT count(*), coalesce(sum(live), 0) FROM chunk", ())
+        if len(table) != total or int(table[:, 4].sum()) != live:
+            return None
+        if len(table) and bool(np.any(table[1:, 0] == table[:-1, 0])):
+            return None
+        return table
+
+    def save_table(self, *, base: Path | None = None, touched: Iterable[str] = ()) -> None:
+        """Write the chunk table beside the index (:data:`CHUNKS_NAME`): for a copy being
+        made, before anyone reads it. With ``base`` (see :meth:`_derived_table`) it is
+        derived from the previous copy's table when that one checks out (~3 ms against
+        ~20 ms for reading every row at 17.8k chunks), else read whole.
+
+        Raises:
+            OSError: the file could not be written (the caller may go without it).
+            SnapshotStoreUnavailable: the index could not be read.
+        """
+        table = None
+        if base is not None:
+            try:
+                table = self._derived_table(base, touched)
+            except SnapshotStoreUnavailable:
+                table = None
+        if table is None:
+            table = self._read_table()
+        head = np.array([[*self._stamp(), len(table)]], dtype=np.int64)
+        final = self.path.with_name(CHUNKS_NAME)
+        tmp = final.with_name(f".{CHUNKS_NAME}.{os.getpid()}.{uuid.uuid4().hex[:8]}")
+        try:
+            with open(tmp, "xb") as handle:
+                np.save(handle, np.concatenate([head, table]), allow_pickle=False)
+            os.replace(tmp, final)
+        finally:
+            tmp.unlink(missing_ok=True)
+
     def missing(self, ids: Iterable[str]) -> list[str]:
-        """The ids of ``ids`` the index does not hold live (sorted, distinct)."""
+        """The ids of ``ids`` the index does not hold live (sorted, distinct).
+
+        A few ids (up to :data:`LOOKUP_MAX`) are looked up by key; more are matched against
+        the whole chunk table, read once."""
         wanted = sorted(set(ids))
         if not wanted:
             return []
+        if len(wanted) <= LOOKUP_MAX and self._chunks is None:
+            keys = [int(k) for k in keys_of(wanted).tolist()]
+            live: set[int] = set()
+            sql = "SELECT key FROM chunk WHERE live=1 AND key IN (SELECT value FROM json_each(?))"
+            for start in range(0, len(keys), _CHUNK_BATCH):
+                part = json.dumps(keys[start : start + _CHUNK_BATCH])
+                live.update(int(k) for (k,) in self._read(sql, (part,)))
+            return [cid for cid, key in zip(wanted, keys, strict=True) if key not in live]
         c = self.chunks()
         held = np.isin(keys_of(wanted), c.keys[c.live])
         return [cid for cid, ok in zip(wanted, held.tolist(), strict=True) if not ok]
+
+    def count(self) -> int:
+        """How many chunks the index holds (live ones)."""
+        return int(self._read("SELECT count(*) FROM chunk WHERE live=1", ())[0][0])
 
     def postings(self, field: str, term: str) -> Any:
         """The postings of ``term`` in ``field``: a structured array of ``ord``/``tf``, one
