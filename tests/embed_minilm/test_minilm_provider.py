@@ -101,3 +101,49 @@ def test_minilm_query_writes_nothing_in_the_repository(minilm_native_repo: Path)
     before = _tree(minilm_native_repo)
     data(ragit(minilm_native_repo, "query", "ledger balance snapshots", "--format", "json"))
     assert _tree(minilm_native_repo) == before
+
+
+def test_vector_score_is_half_the_chunks_and_half_its_documents(
+    minilm_native_repo: Path, tmp_path: Path
+) -> None:
+    """local-minilm's document_vector_weight (0.5): a chunk's vector evidence is the mean of its
+    own cosine and its document's two best candidate cosines (a missing one counting 0)."""
+    import shutil
+
+    repo = tmp_path / "repo"
+    shutil.copytree(minilm_native_repo, repo, symlinks=True)
+    # Every candidate is shown (no per-document limit, a top-k above the chunk count), so the
+    # document evidence can be recomputed from the hits' own raw cosines.
+    assert ragit(repo, "config", "set", "retrieval.hits_per_document", "0").returncode == 0
+    out = data(
+        ragit(
+            repo,
+            "query",
+            "how are balances kept",
+            "--explain",
+            "--top-k",
+            "100",
+            "--view",
+            "full",
+            "--format",
+            "json",
+        )
+    )
+    hits = out["hits"]
+    assert len({h["path"] for h in hits}) >= 2
+    assert len(hits) < 100  # not cut: every candidate is in the list
+    per_doc: dict[str, list[float]] = {}
+    for hit in hits:
+        per_doc.setdefault(hit["path"], []).append(hit["scoreBreakdown"]["raw"]["vector"]["cosine"])
+    for hit in hits:
+        vec = hit["scoreBreakdown"]["raw"]["vector"]
+        top2 = sorted(per_doc[hit["path"]], reverse=True)[:2]
+        expected = 0.5 * vec["cosine"] + 0.5 * sum(top2) / 2
+        assert vec["documentWeight"] == 0.5
+        # Explain's numbers are rounded to 6 decimals.
+        assert vec["withDocument"] == pytest.approx(expected, abs=2e-6)
+        assert vec["max"] == pytest.approx(
+            max(h["scoreBreakdown"]["raw"]["vector"]["withDocument"] for h in hits), abs=1e-6
+        )
+        score = hit["scoreBreakdown"]["retrieval"]["inputs"]["vector"]["score"]
+        assert score == pytest.approx(vec["withDocument"] / vec["max"], abs=1e-5)

@@ -211,6 +211,7 @@ def retrieve_hits(
             top_k=top_k,
             alpha=alpha,
             multilingual=spec.multilingual,
+            document_vector_weight=spec.document_vector_weight,
             per_document=(
                 cfg.retrieval.hits_per_document if per_document is None else per_document
             ),
