@@ -38,13 +38,14 @@ class Server:
     def admin(self) -> Any:
         return psycopg.connect(self.admin_url, autocommit=True)
 
-    def restart(self) -> None:
-        """``pg_ctl restart -m fast``: every connection is terminated, the server comes back
-        on the same socket."""
+    def restart(self, mode: str = "fast") -> None:
+        """``pg_ctl restart -m <mode>``: every connection is terminated, the server comes
+        back on the same socket (``immediate``: the backends stop at once, the server
+        recovers from its log)."""
         from pgserver._commands import pg_ctl
 
         pg_ctl(
-            ["-w", "-m", "fast", "restart"],
+            ["-w", "-m", mode, "restart"],
             pgdata=self.pgdata,
             user=self.handle.system_user,
             timeout=60,

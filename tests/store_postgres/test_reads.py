@@ -227,7 +227,10 @@ def test_a_server_restart_mid_read_is_a_transient_retryable_error(
         snap = reader.snapshot("repo", SHA_A)
         assert snap is not None
         blocker, thread = _blocked_read(database, reader, snap)
-        pg_server.restart()  # terminates every connection, mid-query for the reader
+        # Terminates every connection, mid-query for the reader. Immediate: with a fast
+        # shutdown the blocker's backend may end first and the reader's statement (its own
+        # transaction) finish before its backend is stopped: a whole answer, no fault.
+        pg_server.restart(mode="immediate")
         thread.join(timeout=60)
         blocker.close()
         _assert_transient(thread.outcome.get("error"))  # type: ignore[attr-defined]
@@ -289,3 +292,45 @@ def test_exact_search_ignores_the_index_and_approximate_search_uses_it(database:
             # the search falls back to the exact scan rather than answer with fewer.
             got = reader.vector_search(snap, q.tolist(), 10, approximate=True)
             assert [c for c, _s in got] == want
+
+
+def test_prefetch_reads_a_questions_postings_in_one_statement(
+    database: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ragit.store.postgres.read as read_module
+
+    migrate()
+    rows = make_rows(300, seed=18)
+    ids = [r.chunk_id for r in rows]
+    _publish(rows, {SHA_A: ids[:200], SHA_B: ids[100:]})
+    wanted = {
+        "en": ["snapshot", "commit", "kube-apiserver", "zzz-absent"],
+        "cjk": ["커밋", "스냅샷"],
+    }
+    with PgReader.open() as reader, PgReader.open() as other:
+        snap = reader.snapshot("repo", SHA_A)
+        assert snap is not None
+        calls: list[Any] = []
+        real = reader._rows
+        monkeypatch.setattr(reader, "_rows", lambda *a, **k: calls.append(a) or real(*a, **k))
+        terms = reader.view(snap).terms()
+        terms.chunks()
+        assert len(calls) == 1
+        terms.prefetch(wanted)
+        assert len(calls) == 2  # every term of both fields: one statement
+        got = {(f, t): terms.postings(f, t) for f, ts in wanted.items() for t in ts}
+        assert len(calls) == 2  # answered from memory
+        # The same postings as read term by term by another reader.
+        one_by_one = other.view(snap).terms()
+        for (field, term), postings in got.items():
+            expected = one_by_one.postings(field, term)
+            assert sorted(postings.tolist()) == sorted(expected.tolist())
+        assert len(got[("en", "snapshot")]) > 0 and len(got[("cjk", "커밋")]) > 0
+        assert len(got[("en", "zzz-absent")]) == 0
+        # The memory is bounded: the oldest terms are forgotten, then read again.
+        monkeypatch.setattr(read_module, "CACHED_TERMS", 2)
+        terms.prefetch({"en": ["pods", "node", "gate"]})
+        assert len(terms._postings) == 2
+        again = terms.postings("en", "snapshot")
+        assert len(calls) == 4
+        assert sorted(again.tolist()) == sorted(got[("en", "snapshot")].tolist())
