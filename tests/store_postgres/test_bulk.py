@@ -23,6 +23,7 @@ import psycopg
 import pytest
 from _rows import DIM, make_rows, manifest_bytes
 
+import ragit.store.postgres.write as write_module
 from ragit.store.postgres.migrate import migrate
 from ragit.store.postgres.read import PgReader
 from ragit.store.postgres.write import BULK_MIN_ROWS, PgWriter, index_name
@@ -32,6 +33,13 @@ NAMESPACE = "test-ns"  # the child's
 SHA_A = "a" * 40
 SHA_B = "b" * 40
 SHA_C = "c" * 40
+
+
+@pytest.fixture(autouse=True)
+def _graphs_for_small_namespaces(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tests' namespaces are small: they get their graph all the same (the child
+    processes set the same)."""
+    monkeypatch.setattr(write_module, "GRAPH_MIN_ROWS", 0)
 
 
 def _index(url: str, namespace_id: int = 1) -> tuple[int, bool] | None:
@@ -283,3 +291,23 @@ def test_a_build_killed_half_way_leaves_an_invalid_index_the_next_writer_replace
     rebuilt = _index(database)
     assert rebuilt is not None and rebuilt[1] and rebuilt[0] != invalid[0]
     _assert_exact(SHA_A, rows)
+
+
+def test_a_small_namespace_gets_no_graph_until_it_grows(
+    database: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(write_module, "GRAPH_MIN_ROWS", 250)
+    migrate()
+    rows = make_rows(200, seed=32)
+    more = make_rows(100, seed=33)
+    with PgWriter.open("repo", NAMESPACE, DIM) as writer:
+        writer.write(rows)
+        _publish(writer, SHA_A, rows)
+        assert _index(database) is None  # 200 rows: scanned exactly, no graph
+        assert writer.build_index() is False
+        writer.write(more)
+        _publish(writer, SHA_B, rows + more)
+        built = _index(database)
+        assert built is not None and built[1]  # 300 rows: the graph is built
+    _assert_exact(SHA_A, rows)
+    _assert_exact(SHA_B, rows + more)

@@ -120,7 +120,12 @@ def _cosine_top(rows: list[Any], ids: set[str], q: np.ndarray, k: int) -> list[t
     return [(cid, -s) for s, cid in sorted(scored)[:k]]
 
 
-def test_vector_search_stays_within_the_snapshot(database: str) -> None:
+def test_vector_search_stays_within_the_snapshot(
+    database: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ragit.store.postgres.write as write_module
+
+    monkeypatch.setattr(write_module, "GRAPH_MIN_ROWS", 0)  # a small namespace with a graph
     migrate()
     rows = make_rows(400, seed=13)
     ids = [r.chunk_id for r in rows]
@@ -259,7 +264,12 @@ def test_a_terminated_backend_mid_read_is_a_transient_retryable_error(database: 
         assert len(reader.vector_search(snap, [1.0] * DIM, 3)) == 3
 
 
-def test_exact_search_ignores_the_index_and_approximate_search_uses_it(database: str) -> None:
+def test_exact_search_ignores_the_index_and_approximate_search_uses_it(
+    database: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ragit.store.postgres.write as write_module
+
+    monkeypatch.setattr(write_module, "GRAPH_MIN_ROWS", 0)  # a small namespace with a graph
     migrate()
     rows = make_rows(600, seed=17)
     ids = [r.chunk_id for r in rows]

@@ -19,7 +19,8 @@ adds at least :data:`BULK_RATIO` of the namespace's rows (and at least
 :data:`BULK_MIN_ROWS`), or a caller that announces such a load (:meth:`PgWriter.expect`),
 drops the index first (``DROP INDEX CONCURRENTLY``, outside any transaction: readers and
 other writers are not blocked). :meth:`PgWriter.publish` builds it after its transaction
-commits (``CREATE INDEX CONCURRENTLY``, :meth:`PgWriter.build_index`). Meanwhile reads stay
+commits (``CREATE INDEX CONCURRENTLY``, :meth:`PgWriter.build_index`) once the namespace
+holds :data:`GRAPH_MIN_ROWS` rows (a smaller one is scanned exactly). Meanwhile reads stay
 exact and correct (exact vector search never uses the graph; the approximate path then
 scans). A writer that writes into a namespace without its index holds the namespace's bulk
 lock shared (a session advisory lock); the index is built by the last of them to finish
@@ -58,6 +59,9 @@ _SHA = frozenset("0123456789abcdef")
 # costs ~10x building it per row, measured on 384-dimensional vectors).
 BULK_MIN_ROWS = 200
 BULK_RATIO = 0.1
+# A namespace gets its HNSW graph once it holds this many rows: below, an exact scan is
+# as fast as the graph (reads are exact by default anyway) and a load builds nothing.
+GRAPH_MIN_ROWS = 10_000
 # Memory for building a namespace's graph (pgvector builds it in memory while it fits).
 BUILD_MEMORY = "1GB"
 # Column types of the binary COPYs (staged chunks; postings).
@@ -240,10 +244,11 @@ class PgWriter:
                     conn.autocommit = False
 
     def build_index(self) -> bool:
-        """Build the namespace's HNSW index when it is missing or invalid, unless another
-        bulk load into the namespace is still running (its loader builds it when it
-        finishes). ``CREATE INDEX CONCURRENTLY``: readers and writers go on meanwhile.
-        Returns whether this call built it.
+        """Build the namespace's HNSW index when it is missing or invalid and the namespace
+        holds at least :data:`GRAPH_MIN_ROWS` rows, unless another bulk load into the
+        namespace is still running (its loader builds it when it finishes). ``CREATE INDEX
+        CONCURRENTLY``: readers and writers go on meanwhile. Returns whether this call
+        built it.
 
         Raises:
             StoreWriteBusy: the connection was lost (the index is built by the next
@@ -281,6 +286,14 @@ class PgWriter:
         name = sql.Identifier(index_name(namespace_id))
         if row[2] is False:  # left invalid by a build that did not finish
             conn.execute(sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(name))
+        if GRAPH_MIN_ROWS > 0:
+            big = conn.execute(
+                "SELECT count(*) >= %s FROM (SELECT 1 FROM ragit_chunks "
+                "WHERE namespace_id = %s LIMIT %s) AS s",
+                (GRAPH_MIN_ROWS, namespace_id, GRAPH_MIN_ROWS),
+            ).fetchone()
+            if big is None or not big[0]:
+                return False  # a small namespace: exact scans need no graph
         _faults.reach("pg-index-building")
         conn.execute(sql.SQL("SET maintenance_work_mem = {}").format(sql.Literal(BUILD_MEMORY)))
         try:
