@@ -116,17 +116,18 @@ class SnapshotTermIndex:
         )
         if not wanted:
             return
+        # One index range per field (term = ANY): the server reads the postings in heap
+        # order (a bitmap scan), then keeps the snapshot's.
         rows = self._reader._rows(
-            "SELECT q.field, q.term, t.chunk_id, t.tf "
-            "FROM unnest(%s::smallint[], %s::text[]) AS q(field, term) "
-            "JOIN ragit_chunk_terms t "
-            "ON t.namespace_id = %s AND t.field = q.field AND t.term = q.term "
-            "JOIN ragit_snapshot_chunks s ON s.snapshot_id = %s AND s.chunk_id = t.chunk_id",
+            "SELECT t.field, t.term, t.chunk_id, t.tf FROM ragit_chunk_terms t "
+            "JOIN ragit_snapshot_chunks s ON s.snapshot_id = %s AND s.chunk_id = t.chunk_id "
+            "WHERE t.namespace_id = %s AND ((t.field = 0 AND t.term = ANY(%s::text[])) "
+            "OR (t.field = 1 AND t.term = ANY(%s::text[])))",
             (
-                [FIELDS.index(f) for f, _t in wanted],
-                [t for _f, t in wanted],
-                self._snapshot.namespace_id,
                 self._snapshot.snapshot_id,
+                self._snapshot.namespace_id,
+                [t for f, t in wanted if f == FIELDS[0]],
+                [t for f, t in wanted if f == FIELDS[1]],
             ),
         )
         found: dict[tuple[str, str], list[tuple[int, int]]] = {key: [] for key in wanted}
