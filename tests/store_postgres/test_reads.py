@@ -344,3 +344,23 @@ def test_prefetch_reads_a_questions_postings_in_one_statement(
         again = terms.postings("en", "snapshot")
         assert len(calls) == 4
         assert sorted(again.tolist()) == sorted(got[("en", "snapshot")].tolist())
+
+
+def test_reads_prepare_no_statements_on_the_server(database: str) -> None:
+    # A prepared statement may switch to a generic plan, blind to how many ids an
+    # `= ANY(array)` holds (measured: 3x the CPU of warm keyword-only queries).
+    migrate()
+    rows = make_rows(50, seed=19)
+    ids = [r.chunk_id for r in rows]
+    _publish(rows, {SHA_A: ids})
+    with PgReader.open() as reader:
+        snap = reader.snapshot("repo", SHA_A)
+        assert snap is not None
+        for i in range(12):
+            reader.fetch(snap, ids[i : i + 10])
+            reader.vector_search(snap, [1.0] * DIM, 5)
+            reader.terms(snap).postings("en", "snapshot")
+        (prepared,) = reader.connection.execute(
+            "SELECT count(*) FROM pg_prepared_statements"
+        ).fetchone()
+    assert prepared == 0
