@@ -17,10 +17,13 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from _rows import DIM, make_rows, manifest_bytes
 
+import ragit.store.postgres.write as write_module
 from ragit.store.postgres.migrate import migrate
 from ragit.store.postgres.write import PgWriter
 
 NAMESPACE = "test-ns"
+# The tests' namespaces are small: they get their HNSW graph all the same.
+write_module.GRAPH_MIN_ROWS = 0
 
 
 def main(argv: list[str]) -> None:

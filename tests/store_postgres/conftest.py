@@ -9,6 +9,7 @@ by ``RAGIT_DATABASE_URL`` for the code under test, and dropped afterwards.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import shutil
@@ -38,13 +39,14 @@ class Server:
     def admin(self) -> Any:
         return psycopg.connect(self.admin_url, autocommit=True)
 
-    def restart(self) -> None:
-        """``pg_ctl restart -m fast``: every connection is terminated, the server comes back
-        on the same socket."""
+    def restart(self, mode: str = "fast") -> None:
+        """``pg_ctl restart -m <mode>``: every connection is terminated, the server comes
+        back on the same socket (``immediate``: the backends stop at once, the server
+        recovers from its log)."""
         from pgserver._commands import pg_ctl
 
         pg_ctl(
-            ["-w", "-m", "fast", "restart"],
+            ["-w", "-m", mode, "restart"],
             pgdata=self.pgdata,
             user=self.handle.system_user,
             timeout=60,
@@ -70,6 +72,12 @@ def pg_server() -> Iterator[Server]:
     try:
         yield server
     finally:
+        # Stop whatever postmaster runs on the directory now: pgserver stops only the one it
+        # started, and a test's restart replaced it (that one would outlive the session).
+        from pgserver._commands import pg_ctl
+
+        with contextlib.suppress(Exception):  # already stopped
+            pg_ctl(["-w", "-m", "fast", "stop"], pgdata=base, user=handle.system_user, timeout=60)
         handle.cleanup()
         shutil.rmtree(base, ignore_errors=True)
 

@@ -18,7 +18,7 @@ from _rows import DIM, make_rows, manifest_bytes
 from ragit.contract.errors import IngestStoreWriteUnverified, InputInvalid
 from ragit.store.postgres.migrate import migrate
 from ragit.store.postgres.read import PgReader
-from ragit.store.postgres.write import PgWriter
+from ragit.store.postgres.write import PgWriter, bulk_lock_key, writer_lock_key
 from ragit.text.terms import cjk_terms, en_terms
 
 CHILD = Path(__file__).parent / "_child.py"
@@ -35,6 +35,16 @@ def _counts(url: str) -> tuple[int, int, int, int]:
         ).fetchone()
     assert row is not None
     return (int(row[0]), int(row[1]), int(row[2]), int(row[3]))
+
+
+def _advisory_locks(url: str) -> set[tuple[int, str]]:
+    """The granted advisory locks (bigint keys) and their modes."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT ((classid::bigint << 32) | objid::bigint)::bit(64)::bigint, mode "
+            "FROM pg_locks WHERE locktype = 'advisory' AND granted"
+        ).fetchall()
+    return {(int(key), str(mode)) for key, mode in rows}
 
 
 def _expected_postings(rows: list) -> int:
@@ -222,12 +232,12 @@ def test_a_writer_killed_mid_write_leaves_no_rows(database: str, tmp_path: Path)
     proc = _paused_child("pg-chunks-inserted", tmp_path / "never", "write", "repo", "6", "50", "0")
     try:
         assert _counts(database) == (0, 0, 0, 0)
-        # A concurrent writer of the same repository waits on the advisory lock, not on rows.
-        with psycopg.connect(database, autocommit=True) as conn:
-            (held,) = conn.execute(
-                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted"
-            ).fetchone()
-        assert held == 1
+        # A concurrent writer of the same repository waits on the advisory lock, not on rows;
+        # the first load into the namespace also holds its bulk lock, shared.
+        assert _advisory_locks(database) == {
+            (writer_lock_key("repo", NAMESPACE), "ExclusiveLock"),
+            (bulk_lock_key(NAMESPACE), "ShareLock"),
+        }
         proc.send_signal(signal.SIGKILL)
         proc.communicate(timeout=30)
     finally:

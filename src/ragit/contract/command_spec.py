@@ -68,7 +68,10 @@ GROUP_HELP: dict[str, str] = {
     "session": "Session records as artifacts bound to the snapshot they were made on.",
     "artifact": "Review session, harness and evidence artifacts before they join retrieval.",
     "harness": "Test-harness resources captured, verified and promoted as artifacts.",
-    "migrate": "Move the store to a new embedding profile without losing snapshots.",
+    "migrate": (
+        "Move the store to a new embedding profile without losing snapshots; bring the shared "
+        "store's schema to this RAGit's version."
+    ),
     "security": "Find and remove secrets from the configuration and the store.",
 }
 

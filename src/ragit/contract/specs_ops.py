@@ -1,6 +1,7 @@
 """Command specs: upkeep and security.
 
-``hooks``, ``doctor``, ``repair``, ``migrate embeddings``, ``config set|get|list``,
+``hooks``, ``doctor``, ``repair``, ``migrate embeddings``, ``migrate store``,
+``config set|get|list``,
 ``completion`` and ``security audit``/``security purge`` (see :mod:`ragit.contract.registry`).
 """
 
@@ -140,6 +141,28 @@ OPS_COMMANDS: tuple[CommandSpec, ...] = (
         supports_dry_run=True,
         examples=("ragit migrate embeddings --dry-run", "ragit migrate embeddings"),
         related=("status", "config set"),
+    ),
+    CommandSpec(
+        path="migrate store",
+        summary="Apply the shared PostgreSQL store's schema migrations.",
+        description=(
+            "The database is named by RAGIT_DATABASE_URL or libpq's PG* variables, never by "
+            "the configuration; no password is ever printed. Applies each missing schema step "
+            "in its own transaction (concurrent runs apply each step once) and reports the "
+            "schema version before and after and the steps applied; --dry-run reads the "
+            "version in a read-only transaction and lists the steps it would apply. No "
+            "server, a refused connection or a schema newer than this RAGit's is "
+            "SNAPSHOT_STORE_UNAVAILABLE. Needs the extra ragit[postgres]."
+        ),
+        handler="ragit.cli.commands.migrate_store:run",
+        default_format="json",
+        group="migrate",
+        mutating=True,
+        supports_dry_run=True,
+        takes_cwd=False,
+        output_model="ragit.ops.store_migrate:MigrateStoreData",
+        examples=("ragit migrate store --dry-run", "ragit migrate store"),
+        related=("doctor", "status"),
     ),
     CommandSpec(
         path="config set",

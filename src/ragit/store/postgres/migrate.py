@@ -14,7 +14,7 @@ from typing import Any
 
 import psycopg
 
-from ragit.store.postgres.connection import connect, register_vector, translated
+from ragit.store.postgres.connection import connect, register_vector, translated, unavailable
 from ragit.store.postgres.steps import SCHEMA_VERSION, STEPS, current_version
 
 # pg_advisory_lock key of migrations ("ragit-mg" as a big-endian int64).
@@ -41,11 +41,41 @@ class Migration:
         return {"before": self.before, "after": self.after, "applied": list(self.applied)}
 
 
+def _refuse_newer(version: int) -> None:
+    if version > SCHEMA_VERSION:
+        raise unavailable(
+            f"the schema is version {version}, newer than this RAGit's {SCHEMA_VERSION} "
+            "(upgrade RAGit; nothing was applied)"
+        )
+
+
+def pending() -> Migration:
+    """What :func:`migrate` would apply, read in a read-only transaction (the server
+    refuses any write): ``applied`` holds the versions of the missing steps.
+
+    Raises:
+        SnapshotStoreUnavailable: no server, a refused connection, or a schema newer
+            than this RAGit's.
+        StoreReadBusy: the connection was lost (retryable).
+    """
+    conn = connect(read_only=True)
+    try:
+        with translated(writer=False):
+            before = current_version(conn)
+            conn.rollback()
+    finally:
+        conn.close()
+    _refuse_newer(before)
+    missing = tuple(range(before + 1, SCHEMA_VERSION + 1))
+    return Migration(before=before, after=SCHEMA_VERSION, applied=missing)
+
+
 def migrate() -> Migration:
     """Apply every step the database lacks (the connection from the environment).
 
     Raises:
-        SnapshotStoreUnavailable: no server, a refused connection, or a step failed.
+        SnapshotStoreUnavailable: no server, a refused connection, a schema newer than
+            this RAGit's (nothing is applied), or a step failed.
         StoreWriteBusy: the connection was lost while migrating (retryable; every step
             already committed stays, the rest is applied by the next run).
     """
@@ -62,6 +92,7 @@ def _migrate(conn: psycopg.Connection[Any]) -> Migration:
     try:
         conn.execute(_VERSION_TABLE)
         before = current_version(conn)
+        _refuse_newer(before)
         applied: list[int] = []
         for version in range(before + 1, SCHEMA_VERSION + 1):
             step = STEPS[version - 1]
@@ -73,6 +104,6 @@ def _migrate(conn: psycopg.Connection[Any]) -> Migration:
                 )
             applied.append(version)
         register_vector(conn)
-        return Migration(before=before, after=max(before, SCHEMA_VERSION), applied=tuple(applied))
+        return Migration(before=before, after=SCHEMA_VERSION, applied=tuple(applied))
     finally:
         conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATE_LOCK,))

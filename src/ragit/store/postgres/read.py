@@ -19,7 +19,7 @@ A connection lost during a call (a server restart, a terminated backend) raises
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -28,10 +28,15 @@ import numpy as np
 import psycopg
 from psycopg import sql
 
-from ragit.store.postgres.connection import connect, translated, unavailable, vector_text
+from ragit.store.postgres.connection import connect, translated, unavailable
 from ragit.store.postgres.steps import FIELDS, SCHEMA_VERSION, current_version
 from ragit.store.rows import StoredChunk
 from ragit.store.terms import POSTING, Chunks, keys_of
+
+# The postings a snapshot's keyword index keeps in memory (a warm server answers repeated
+# terms without a round trip): at most this many terms and postings.
+CACHED_TERMS = 4096
+CACHED_POSTINGS = 2_000_000
 
 
 @dataclass(frozen=True)
@@ -59,6 +64,8 @@ class SnapshotTermIndex:
         self.path = f"postgres:{snapshot.repository_id}:{snapshot.commit_sha}"
         self._chunks: Chunks | None = None
         self._ord: dict[str, int] = {}
+        self._postings: dict[tuple[str, str], Any] = {}  # (field, term) -> postings
+        self._held = 0  # postings in the cache
 
     def chunks(self) -> Chunks:
         """Every chunk of the snapshot with its lengths (read once), sorted by key."""
@@ -91,24 +98,56 @@ class SnapshotTermIndex:
 
     def postings(self, field: str, term: str) -> Any:
         """The postings of ``term`` in ``field`` among the snapshot's chunks (``ord``: the
-        chunk's ordinal in :meth:`chunks`; ``tf`` capped as the local index caps it)."""
+        chunk's ordinal in :meth:`chunks`; ``tf`` capped as the local index caps it). Read
+        once per term: a published snapshot never changes."""
+        key = (field, term)
+        found = self._postings.get(key)
+        if found is None:
+            self.prefetch({field: [term]})
+            found = self._postings[key]
+        return found
+
+    def prefetch(self, terms: Mapping[str, Iterable[str]]) -> None:
+        """Read the postings of the terms of ``terms`` (by field) not read yet, in one round
+        trip: a question's terms, so that :meth:`postings` answers from memory."""
         self.chunks()
+        wanted = sorted(
+            {(f, t) for f, ts in terms.items() for t in ts if (f, t) not in self._postings}
+        )
+        if not wanted:
+            return
+        # One index range per field (term = ANY): the server reads the postings in heap
+        # order (a bitmap scan), then keeps the snapshot's.
         rows = self._reader._rows(
-            "SELECT t.chunk_id, t.tf FROM ragit_chunk_terms t "
+            "SELECT t.field, t.term, t.chunk_id, t.tf FROM ragit_chunk_terms t "
             "JOIN ragit_snapshot_chunks s ON s.snapshot_id = %s AND s.chunk_id = t.chunk_id "
-            "WHERE t.namespace_id = %s AND t.field = %s AND t.term = %s",
+            "WHERE t.namespace_id = %s AND ((t.field = 0 AND t.term = ANY(%s::text[])) "
+            "OR (t.field = 1 AND t.term = ANY(%s::text[])))",
             (
                 self._snapshot.snapshot_id,
                 self._snapshot.namespace_id,
-                FIELDS.index(field),
-                term,
+                [t for f, t in wanted if f == FIELDS[0]],
+                [t for f, t in wanted if f == FIELDS[1]],
             ),
         )
-        out = np.empty(len(rows), dtype=POSTING)
-        if rows:
-            out["ord"] = [self._ord[str(r[0])] for r in rows]
-            out["tf"] = np.minimum([int(r[1]) for r in rows], 65535)
-        return out
+        found: dict[tuple[str, str], list[tuple[int, int]]] = {key: [] for key in wanted}
+        for field, term, cid, tf in rows:
+            found[(FIELDS[int(field)], str(term))].append((self._ord[str(cid)], int(tf)))
+        for key, pairs in found.items():
+            out = np.empty(len(pairs), dtype=POSTING)
+            if pairs:
+                out["ord"] = [p[0] for p in pairs]
+                out["tf"] = np.minimum([p[1] for p in pairs], 65535)
+            self._remember(key, out)
+
+    def _remember(self, key: tuple[str, str], postings: Any) -> None:
+        self._postings[key] = postings
+        self._held += len(postings)
+        while len(self._postings) > 1 and (
+            len(self._postings) > CACHED_TERMS or self._held > CACHED_POSTINGS
+        ):
+            oldest = next(iter(self._postings))
+            self._held -= len(self._postings.pop(oldest))
 
     def close(self) -> None:
         """Nothing to release (the reader owns the connection)."""
@@ -157,8 +196,15 @@ class PgReader:
         if self._conn is None or self._conn.closed or self._conn.broken:
             if self._conn is not None:
                 self._conn.close()
-            self._conn = connect(read_only=True)
+            # Autocommit: a call that is one statement is one round trip, and one implicit
+            # read-only transaction (default_transaction_read_only); calls of several
+            # statements open a REPEATABLE READ one (_transaction).
+            self._conn = connect(read_only=True, autocommit=True)
             self._conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
+            # No server-side prepared statements: after five runs a prepared statement may
+            # switch to a generic plan, which cannot see how many ids an `= ANY(array)`
+            # holds; measured, warm keyword-only queries took 3x the CPU with them.
+            self._conn.prepare_threshold = None
         return self._conn
 
     @contextmanager
@@ -167,9 +213,13 @@ class PgReader:
         with translated(writer=False), conn.transaction(), conn.cursor() as cur:
             yield cur
 
-    def _rows(self, query: str | sql.Composed, args: Sequence[Any] = ()) -> list[Any]:
-        with self._transaction() as cur:
-            cur.execute(query, args)
+    def _rows(
+        self, query: str | sql.Composed, args: Sequence[Any] = (), *, binary: bool = False
+    ) -> list[Any]:
+        """The rows of one statement (its own read-only transaction: one MVCC snapshot)."""
+        conn = self.connection
+        with translated(writer=False), conn.cursor() as cur:
+            cur.execute(query, args, binary=binary)
             return cur.fetchall()
 
     # ------------------------------------------------------------------ snapshots
@@ -189,22 +239,20 @@ class PgReader:
 
     def snapshot(self, repository_id: str, commit_sha: str) -> Snapshot | None:
         """The published snapshot of a commit (None: not indexed on the server)."""
-        with self._transaction() as cur:
-            cur.execute(
-                "SELECT s.snapshot_id, n.namespace, n.namespace_id, n.dimensions, s.manifest "
-                "FROM ragit_snapshots s JOIN ragit_namespaces n USING (namespace_id) "
-                "WHERE s.repository_id = %s AND s.commit_sha = %s",
-                (repository_id, commit_sha),
-            )
-            row = cur.fetchone()
-            if row is None:
-                return None
-            cur.execute(
-                "SELECT chunk_id FROM ragit_snapshot_chunks WHERE snapshot_id = %s "
-                'ORDER BY chunk_id COLLATE "C"',
-                (row[0],),
-            )
-            ids = tuple(str(r[0]) for r in cur.fetchall())
+        # One statement: the row and its chunk ids from one MVCC snapshot, even while the
+        # commit is republished.
+        rows = self._rows(
+            "SELECT s.snapshot_id, n.namespace, n.namespace_id, n.dimensions, s.manifest, "
+            "ARRAY(SELECT c.chunk_id FROM ragit_snapshot_chunks c "
+            'WHERE c.snapshot_id = s.snapshot_id ORDER BY c.chunk_id COLLATE "C") '
+            "FROM ragit_snapshots s JOIN ragit_namespaces n USING (namespace_id) "
+            "WHERE s.repository_id = %s AND s.commit_sha = %s",
+            (repository_id, commit_sha),
+        )
+        if not rows:
+            return None
+        row = rows[0]
+        ids = tuple(str(cid) for cid in row[5])
         return Snapshot(
             snapshot_id=int(row[0]),
             repository_id=repository_id,
@@ -245,15 +293,13 @@ class PgReader:
         """The vectors of ``chunk_ids`` that belong to the snapshot, by id, unit length."""
         wanted = sorted(set(chunk_ids))
         # Binary transfer: pgvector's binary form is the float32 values themselves.
-        with self._transaction() as cur:
-            cur.execute(
-                "SELECT c.chunk_id, c.embedding FROM ragit_snapshot_chunks s "
-                "JOIN ragit_chunks c ON c.namespace_id = %s AND c.chunk_id = s.chunk_id "
-                "WHERE s.snapshot_id = %s AND s.chunk_id = ANY(%s::text[])",
-                (snapshot.namespace_id, snapshot.snapshot_id, wanted),
-                binary=True,
-            )
-            rows = cur.fetchall()
+        rows = self._rows(
+            "SELECT c.chunk_id, c.embedding FROM ragit_snapshot_chunks s "
+            "JOIN ragit_chunks c ON c.namespace_id = %s AND c.chunk_id = s.chunk_id "
+            "WHERE s.snapshot_id = %s AND s.chunk_id = ANY(%s::text[])",
+            (snapshot.namespace_id, snapshot.snapshot_id, wanted),
+            binary=True,
+        )
         out: dict[str, list[float]] = {}
         for cid, value in rows:
             # Unit length, as the local store returns them (zvec normalizes for cosine).
@@ -285,9 +331,9 @@ class PgReader:
             )
         dim = sql.Literal(snapshot.dimensions)
         ordering = (
-            sql.SQL("c.embedding::vector({dim}) <=> %s::vector({dim})")
+            sql.SQL("c.embedding::vector({dim}) <=> %b::vector({dim})")
             if approximate
-            else sql.SQL("c.embedding <=> %s::vector({dim})")
+            else sql.SQL("c.embedding <=> %b::vector({dim})")
         ).format(dim=dim)
         query = sql.SQL(
             "SELECT c.chunk_id, {ordering} AS d "
@@ -295,17 +341,20 @@ class PgReader:
             "ON s.snapshot_id = %s AND s.chunk_id = c.chunk_id "
             "WHERE c.namespace_id = {ns} ORDER BY d LIMIT %s"
         ).format(ordering=ordering, ns=sql.Literal(snapshot.namespace_id))
-        # One more than asked, so a tie at the cut is resolved by chunk id below.
-        args = (vector_text(vector), snapshot.snapshot_id, k + 1)
-        with self._transaction() as cur:
-            if approximate:
+        # One more than asked, so a tie at the cut is resolved by chunk id below. The
+        # question vector travels in binary (its float32 values).
+        args = (np.asarray(vector, dtype=np.float32), snapshot.snapshot_id, k + 1)
+        if approximate:
+            with self._transaction() as cur:
                 cur.execute(
                     sql.SQL("SET LOCAL hnsw.ef_search = {}").format(
                         sql.Literal(min(max(k + 1, 40), 1000))
                     )
                 )
-            cur.execute(query, args)
-            rows = cur.fetchall()
+                cur.execute(query, args)
+                rows = cur.fetchall()
+        else:
+            rows = self._rows(query, args)
         if approximate and len(rows) < min(k + 1, len(snapshot.chunk_ids)):
             return self.vector_search(snapshot, vector, k)
         ranked = sorted((float(r[1]), str(r[0])) for r in rows)

@@ -11,9 +11,27 @@ published in one transaction that also checks every chunk is stored: it is visib
 entirely or not at all, and a writer killed before the commit leaves nothing (the server
 rolls the open transaction back when the connection dies).
 
+Bulk loads (the first ingest into a namespace, a rebuild, any write that adds many vectors
+relative to the namespace) run without the namespace's HNSW graph: inserting a vector into
+the graph costs milliseconds and grows with it, building the graph once over every row
+costs a fraction of that per row. A namespace is created without its index; a write that
+adds at least :data:`BULK_RATIO` of the namespace's rows (and at least
+:data:`BULK_MIN_ROWS`), or a caller that announces such a load (:meth:`PgWriter.expect`),
+drops the index first (``DROP INDEX CONCURRENTLY``, outside any transaction: readers and
+other writers are not blocked). :meth:`PgWriter.publish` builds it after its transaction
+commits (``CREATE INDEX CONCURRENTLY``, :meth:`PgWriter.build_index`) once the namespace
+holds :data:`GRAPH_MIN_ROWS` rows (a smaller one is scanned exactly). Meanwhile reads stay
+exact and correct (exact vector search never uses the graph; the approximate path then
+scans). A writer that writes into a namespace without its index holds the namespace's bulk
+lock shared (a session advisory lock); the index is built by the last of them to finish
+(the builder needs the lock exclusively, so it never builds under another loader's feet),
+and a killed loader's lock dies with its connection: the next writer to publish builds it.
+An index left invalid by a killed build is dropped and built again.
+
 Fault phases (:mod:`ragit._faults`, test-only): ``pg-chunks-inserted`` (a write's rows and
-postings inserted, not committed) and ``pg-snapshot-inserted`` (a snapshot's rows
-inserted, not committed).
+postings inserted, not committed), ``pg-snapshot-inserted`` (a snapshot's rows inserted,
+not committed) and ``pg-index-building`` (a bulk load's rows committed, the index not yet
+built).
 """
 
 from __future__ import annotations
@@ -24,17 +42,31 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import psycopg
 from psycopg import sql
 
 from ragit import _faults
 from ragit.contract.errors import IngestStoreWriteUnverified, InputInvalid
-from ragit.store.postgres.connection import connect, translated, unavailable, vector_text
+from ragit.store.postgres.connection import connect, translated, unavailable
 from ragit.store.postgres.steps import SCHEMA_VERSION, current_version
 from ragit.store.rows import ChunkRow
 from ragit.text.terms import cjk_terms, en_terms
 
 _SHA = frozenset("0123456789abcdef")
+# A write loads without the HNSW graph when it adds at least this many rows and at least
+# this share of the rows the namespace already holds (incremental insertion into the graph
+# costs ~10x building it per row, measured on 384-dimensional vectors).
+BULK_MIN_ROWS = 200
+BULK_RATIO = 0.1
+# A namespace gets its HNSW graph once it holds this many rows: below, an exact scan is
+# as fast as the graph (reads are exact by default anyway) and a load builds nothing.
+GRAPH_MIN_ROWS = 10_000
+# Memory for building a namespace's graph (pgvector builds it in memory while it fits).
+BUILD_MEMORY = "1GB"
+# Column types of the binary COPYs (staged chunks; postings).
+_STAGE_TYPES = ("int4", *["text"] * 6, "int4", "int4", "int4", "vector")
+_TERM_TYPES = ("int4", "int2", "text", "text", "int4")
 
 
 def writer_lock_key(repository_id: str, namespace: str) -> int:
@@ -43,6 +75,13 @@ def writer_lock_key(repository_id: str, namespace: str) -> int:
     digest = hashlib.blake2b(
         f"ragit-writer\0{repository_id}\0{namespace}".encode(), digest_size=8
     ).digest()
+    return int.from_bytes(digest, "big", signed=True)
+
+
+def bulk_lock_key(namespace: str) -> int:
+    """The advisory lock key of bulk loads into an embedding namespace (held shared by each
+    loader, exclusively by the one that builds the index)."""
+    digest = hashlib.blake2b(f"ragit-bulk\0{namespace}".encode(), digest_size=8).digest()
     return int.from_bytes(digest, "big", signed=True)
 
 
@@ -73,6 +112,7 @@ class PgWriter:
         self.repository_id = repository_id
         self.namespace = namespace
         self.dimensions = dimensions
+        self._loading = False  # this session holds the namespace's bulk lock shared
 
     @classmethod
     def open(cls, repository_id: str, namespace: str, dimensions: int) -> PgWriter:
@@ -120,32 +160,28 @@ class PgWriter:
             "SELECT pg_advisory_xact_lock(%s)",
             (writer_lock_key(self.repository_id, self.namespace),),
         )
-        # The first writer of a namespace inserts its row and makes its vector index in
-        # the same transaction; a concurrent one waits on the row, then reads it.
+        # The first writer of a namespace inserts its row (a concurrent one waits on it, then
+        # reads it). The namespace starts without its vector index: its first load is a
+        # bulk load, the index is built after it (see build_index).
         cur.execute(
             "INSERT INTO ragit_namespaces(namespace, dimensions) VALUES (%s, %s) "
-            "ON CONFLICT (namespace) DO NOTHING RETURNING namespace_id",
+            "ON CONFLICT (namespace) DO NOTHING",
             (self.namespace, self.dimensions),
         )
-        created = cur.fetchone()
-        if created is not None:
-            cur.execute(
-                sql.SQL(
-                    "CREATE INDEX {} ON ragit_chunks USING hnsw "
-                    "((embedding::vector({})) vector_cosine_ops) WHERE namespace_id = {}"
-                ).format(
-                    sql.Identifier(index_name(int(created[0]))),
-                    sql.Literal(self.dimensions),
-                    sql.Literal(int(created[0])),
-                )
-            )
         cur.execute(
-            "SELECT namespace_id, dimensions FROM ragit_namespaces WHERE namespace = %s",
+            "SELECT n.namespace_id, n.dimensions, i.indisvalid FROM ragit_namespaces n "
+            "LEFT JOIN pg_index i ON i.indexrelid = to_regclass('ragit_chunks_hnsw_' || "
+            "n.namespace_id) WHERE n.namespace = %s",
             (self.namespace,),
         )
         row = cur.fetchone()
         assert row is not None
         namespace_id, dimensions = int(row[0]), int(row[1])
+        if row[2] is not True and not self._loading:
+            # Writing into a namespace without its (valid) index: a bulk load; the last
+            # loader to finish builds the index (build_index).
+            cur.execute("SELECT pg_advisory_lock_shared(%s)", (bulk_lock_key(self.namespace),))
+            self._loading = True
         if dimensions != self.dimensions:
             raise InputInvalid(
                 "dimensions",
@@ -153,6 +189,129 @@ class PgWriter:
                 f"not {self.dimensions}",
             )
         return namespace_id
+
+    # ------------------------------------------------------------------ bulk loads
+
+    def expect(self, count: int) -> bool:
+        """Announce that ``count`` chunks the namespace lacks are about to be written (in
+        any number of :meth:`write` calls): when they are many relative to the namespace,
+        the load runs without its HNSW index, which :meth:`publish` builds afterwards.
+        Returns whether this writer now loads without the index.
+
+        Raises:
+            StoreWriteBusy: the connection was lost.
+        """
+        if count >= BULK_MIN_ROWS and not self._loading:
+            self._plan([], new=count)
+        return self._loading
+
+    def _plan(self, ids: Sequence[str], *, new: int | None = None) -> None:
+        """Drop the namespace's index before a write that adds many rows relative to it
+        (``new`` rows, or those of ``ids`` the namespace lacks)."""
+        with translated(writer=True), self._conn.transaction(), self._conn.cursor() as cur:
+            # The namespace's size: its index's row count as of its build or last vacuum
+            # (enough for a 10% rule, and free), counted only when the server has none.
+            cur.execute(
+                "SELECT n.namespace_id, i.indexrelid IS NOT NULL, "
+                "CASE WHEN r.reltuples >= 0 THEN r.reltuples::bigint ELSE "
+                "(SELECT count(*) FROM ragit_chunks c WHERE c.namespace_id = n.namespace_id) "
+                "END, "
+                "(SELECT count(*) FROM ragit_chunks c WHERE c.namespace_id = n.namespace_id "
+                "AND c.chunk_id = ANY(%s::text[])) "
+                "FROM ragit_namespaces n LEFT JOIN pg_index i ON i.indexrelid = "
+                "to_regclass('ragit_chunks_hnsw_' || n.namespace_id) "
+                "LEFT JOIN pg_class r ON r.oid = i.indexrelid WHERE n.namespace = %s",
+                (list(ids), self.namespace),
+            )
+            row = cur.fetchone()
+        if row is None or not row[1]:
+            return  # a new namespace, or one already without its index: loads go in bulk
+        adding = new if new is not None else len(ids) - int(row[3])
+        if adding >= BULK_MIN_ROWS and adding >= BULK_RATIO * int(row[2]):
+            self._without_index(int(row[0]))
+
+    def _without_index(self, namespace_id: int) -> None:
+        """Join the namespace's bulk loaders and drop its index (concurrently: neither
+        readers nor other writers wait on it, it waits for the transactions using it)."""
+        conn = self._conn
+        with translated(writer=True):
+            conn.autocommit = True
+            try:
+                conn.execute("SELECT pg_advisory_lock_shared(%s)", (bulk_lock_key(self.namespace),))
+                self._loading = True
+                conn.execute(
+                    sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(
+                        sql.Identifier(index_name(namespace_id))
+                    )
+                )
+            finally:
+                if not conn.closed:
+                    conn.autocommit = False
+
+    def build_index(self) -> bool:
+        """Build the namespace's HNSW index when it is missing or invalid and the namespace
+        holds at least :data:`GRAPH_MIN_ROWS` rows, unless another bulk load into the
+        namespace is still running (its loader builds it when it finishes). ``CREATE INDEX
+        CONCURRENTLY``: readers and writers go on meanwhile. Returns whether this call
+        built it.
+
+        Raises:
+            StoreWriteBusy: the connection was lost (the index is built by the next
+                writer that publishes; reads are exact without it).
+        """
+        conn = self._conn
+        key = bulk_lock_key(self.namespace)
+        with translated(writer=True):
+            conn.autocommit = True
+            try:
+                if self._loading:
+                    conn.execute("SELECT pg_advisory_unlock_shared(%s)", (key,))
+                    self._loading = False
+                got = conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()
+                if got is None or not got[0]:
+                    return False  # another loader is running: it builds the index
+                try:
+                    return self._build(conn)
+                finally:
+                    conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
+            finally:
+                if not conn.closed:
+                    conn.autocommit = False
+
+    def _build(self, conn: psycopg.Connection[Any]) -> bool:
+        row = conn.execute(
+            "SELECT n.namespace_id, n.dimensions, i.indisvalid FROM ragit_namespaces n "
+            "LEFT JOIN pg_index i ON i.indexrelid = to_regclass('ragit_chunks_hnsw_' || "
+            "n.namespace_id) WHERE n.namespace = %s",
+            (self.namespace,),
+        ).fetchone()
+        if row is None or row[2] is True:
+            return False
+        namespace_id, dimensions = int(row[0]), int(row[1])
+        name = sql.Identifier(index_name(namespace_id))
+        if row[2] is False:  # left invalid by a build that did not finish
+            conn.execute(sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(name))
+        if GRAPH_MIN_ROWS > 0:
+            big = conn.execute(
+                "SELECT count(*) >= %s FROM (SELECT 1 FROM ragit_chunks "
+                "WHERE namespace_id = %s LIMIT %s) AS s",
+                (GRAPH_MIN_ROWS, namespace_id, GRAPH_MIN_ROWS),
+            ).fetchone()
+            if big is None or not big[0]:
+                return False  # a small namespace: exact scans need no graph
+        _faults.reach("pg-index-building")
+        conn.execute(sql.SQL("SET maintenance_work_mem = {}").format(sql.Literal(BUILD_MEMORY)))
+        try:
+            conn.execute(
+                sql.SQL(
+                    "CREATE INDEX CONCURRENTLY {} ON ragit_chunks USING hnsw "
+                    "((embedding::vector({})) vector_cosine_ops) WHERE namespace_id = {}"
+                ).format(name, sql.Literal(dimensions), sql.Literal(namespace_id))
+            )
+        finally:
+            if not conn.closed:
+                conn.execute("RESET maintenance_work_mem")
+        return True
 
     def existing(self, ids: Iterable[str]) -> set[str]:
         """The ids of ``ids`` stored in this namespace (by any writer, any repository): an
@@ -188,16 +347,21 @@ class PgWriter:
                     "vector",
                     f"chunk {r.chunk_id} has {len(r.vector)} dimensions, not {self.dimensions}",
                 )
+        if len(unique) >= BULK_MIN_ROWS and not self._loading:
+            self._plan([r.chunk_id for r in unique])
         with translated(writer=True), self._conn.transaction(), self._conn.cursor() as cur:
             namespace_id = self._begin(cur)
             if not unique:
                 return WriteResult(0, 0)
             cur.execute("CREATE TEMP TABLE ragit_stage_chunks(LIKE ragit_chunks) ON COMMIT DROP")
+            # Binary COPY: the vectors travel as their float32 values (no decimal text to
+            # print here and parse on the server).
             with cur.copy(
                 "COPY ragit_stage_chunks(namespace_id, chunk_id, text, search_en, search_cjk, "
                 "section_title, heading_path, token_count, len_en, len_cjk, embedding) "
-                "FROM STDIN"
+                "FROM STDIN (FORMAT BINARY)"
             ) as copy:
+                copy.set_types(_STAGE_TYPES)
                 terms: dict[str, tuple[Counter[str], Counter[str]]] = {}
                 for r in unique:
                     en, cjk = en_terms(r.search_en), cjk_terms(r.search_cjk)
@@ -214,7 +378,7 @@ class PgWriter:
                             r.token_count,
                             len(en),
                             len(cjk),
-                            vector_text(r.vector),
+                            np.asarray(r.vector, dtype=np.float32),
                         )
                     )
             # In chunk id order: concurrent writers of overlapping rows then wait on each
@@ -227,8 +391,10 @@ class PgWriter:
             inserted = [str(row[0]) for row in cur.fetchall()]
             if inserted:
                 with cur.copy(
-                    "COPY ragit_chunk_terms(namespace_id, field, term, chunk_id, tf) FROM STDIN"
+                    "COPY ragit_chunk_terms(namespace_id, field, term, chunk_id, tf) "
+                    "FROM STDIN (FORMAT BINARY)"
                 ) as copy:
+                    copy.set_types(_TERM_TYPES)
                     for cid in inserted:
                         for field, counts in enumerate(terms[cid]):
                             for term, tf in counts.items():
@@ -279,3 +445,6 @@ class PgWriter:
                 for cid in ids:
                     copy.write_row((snapshot_id, cid))
             _faults.reach("pg-snapshot-inserted")
+        # After the commit: the snapshot is visible (exact reads need no index); then the
+        # graph of a namespace loaded in bulk.
+        self.build_index()

@@ -1,0 +1,66 @@
+"""`ragit migrate store`: the shared store's schema migrations (issue 21).
+
+The database is the one the environment names (``RAGIT_DATABASE_URL`` or libpq's ``PG*``
+variables), never a configuration file; every message about it is masked. A dry run reads
+the schema version in a read-only transaction and reports the steps a run would apply.
+psycopg is the optional extra ``ragit[postgres]``: it is imported only when the command
+runs.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from ragit.contract.errors import SnapshotStoreUnavailable
+from ragit.contract.models import WireModel
+
+
+class MigrationStep(WireModel):
+    """One schema step: its version and what it makes."""
+
+    version: int
+    description: str
+
+
+class MigrateStoreData(WireModel):
+    """Result of `migrate store`."""
+
+    mode: Literal["apply", "dry-run"]
+    backend: Literal["postgres"]
+    schema_version_before: int
+    schema_version_after: int  # dry-run: the version a run would reach
+    target_schema_version: int  # the version this RAGit reads and writes
+    steps: list[MigrationStep]  # applied (apply) or to apply (dry-run), in order
+    migrated: bool  # a step was applied
+
+
+def migrate_store(*, dry_run: bool) -> MigrateStoreData:
+    """Apply (or, with ``dry_run``, list) the schema steps the database lacks.
+
+    Raises:
+        SnapshotStoreUnavailable: the extra is not installed, no server is configured, the
+            server refused, its schema is newer than this RAGit's, or a step failed.
+        StoreReadBusy, StoreWriteBusy: the server interrupted the run (retryable; steps
+            already applied stay).
+    """
+    try:
+        from ragit.store.postgres import migrate as pg
+        from ragit.store.postgres.steps import SCHEMA_VERSION, STEPS
+    except ImportError:
+        raise SnapshotStoreUnavailable(
+            None,
+            "the PostgreSQL store needs the optional extra ragit[postgres] "
+            "(pip install 'ragit[postgres]')",
+        ) from None
+    result = pg.pending() if dry_run else pg.migrate()
+    return MigrateStoreData(
+        mode="dry-run" if dry_run else "apply",
+        backend="postgres",
+        schema_version_before=result.before,
+        schema_version_after=result.after,
+        target_schema_version=SCHEMA_VERSION,
+        steps=[
+            MigrationStep(version=v, description=STEPS[v - 1].description) for v in result.applied
+        ],
+        migrated=bool(result.applied) and not dry_run,
+    )
