@@ -305,6 +305,15 @@ def _recover_residue(ws: Workspace, target: str) -> list[str]:
     return warnings
 
 
+def _compactor_note(progress: Progress) -> Callable[[dict[str, Any]], None]:
+    """What the writer lock reports when it waits for the background segment merge."""
+
+    def note(owner: dict[str, Any]) -> None:
+        progress(f"store: waiting for the background segment merge (pid {owner.get('pid')})")
+
+    return note
+
+
 def _count_missing(ws: Workspace, chunk_ids: list[str]) -> int:
     """How many of ``chunk_ids`` the published store lacks (read-only, via the reader copy)."""
     from ragit.store.meta import read_meta
@@ -349,7 +358,9 @@ def _apply(
     from ragit.store.writer import StoreWriter
 
     profile = embedder.profile.as_dict()
-    with WriterLock.acquire(ws, command="ingest", head_sha=plan.target) as lock:
+    with WriterLock.acquire(
+        ws, command="ingest", head_sha=plan.target, on_wait=_compactor_note(progress)
+    ) as lock:
         check_canonical_intact(ws, lock)  # never publish damaged canonical files
         # Finish a store swap a crashed rebuild, migration or purge left half done first.
         warnings = list(lock.warnings) + recover_swap(ws, lock)
