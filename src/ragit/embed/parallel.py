@@ -70,10 +70,9 @@ class Helper:
             )
         except OSError:  # this process embeds every batch itself
             return
-        payload = json.dumps([profile, batch, list(texts)]).encode("utf-8")
         assert self._proc.stdin is not None and self._proc.stdout is not None
         self._writer = threading.Thread(
-            target=self._send, args=(self._proc.stdin, payload), daemon=True
+            target=self._send, args=(self._proc.stdin, profile), daemon=True
         )
         self._reader = threading.Thread(
             target=self._receive, args=(self._proc.stdout,), daemon=True
@@ -81,11 +80,13 @@ class Helper:
         self._writer.start()
         self._reader.start()
 
-    @staticmethod
-    def _send(pipe: IO[bytes], payload: bytes) -> None:
+    def _send(self, pipe: IO[bytes], profile: dict[str, Any]) -> None:
+        """The job header, then the texts batch by batch (encoded one batch at a time, so
+        neither process holds a second copy of every text)."""
         with contextlib.suppress(OSError, ValueError):
-            pipe.write(struct.pack("<q", len(payload)))
-            pipe.write(payload)
+            _write_frame(pipe, [profile, self.batch, self.count])
+            for index in range(self.count):
+                _write_frame(pipe, list(self._texts[index * self.batch : (index + 1) * self.batch]))
             pipe.close()
 
     def _receive(self, pipe: IO[bytes]) -> None:
@@ -159,6 +160,22 @@ class Helper:
                     pipe.close()
 
 
+def _write_frame(pipe: IO[bytes], value: Any) -> None:
+    data = json.dumps(value).encode("utf-8")
+    pipe.write(struct.pack("<q", len(data)))
+    pipe.write(data)
+
+
+def _read_frame(pipe: IO[bytes]) -> Any:
+    """The next JSON frame, or None at the end of the input."""
+    head = pipe.read(8)
+    if len(head) < 8:
+        return None
+    (size,) = struct.unpack("<q", head)
+    data = pipe.read(size)
+    return json.loads(data) if len(data) == size else None
+
+
 def _serve(root: Path) -> int:
     """The helper's side: read the job, embed batch after batch, write each one's vectors."""
     import numpy as np
@@ -169,18 +186,20 @@ def _serve(root: Path) -> int:
 
     stdin = sys.stdin.buffer
     stdout = sys.stdout.buffer
-    head = stdin.read(8)
-    if len(head) < 8:
+    header = _read_frame(stdin)
+    if header is None:
         return 0
-    (size,) = struct.unpack("<q", head)
-    profile, batch, texts = json.loads(stdin.read(size))
+    profile, _batch, count = header
     cfg = load_config(Workspace(root))
     embedder = build_embedder(root, cfg.embedding, cfg.security, mode="cli")
     if json.loads(json.dumps(embedder.profile.as_dict())) != profile:
         stdout.write(_FRAME.pack(-1, 0))
         return 1
-    for index in range(0, (len(texts) + batch - 1) // batch):
-        vectors = embedder.embed(texts[index * batch : (index + 1) * batch])
+    for index in range(count):
+        texts = _read_frame(stdin)
+        if texts is None:
+            return 0
+        vectors = embedder.embed(texts)
         data = np.asarray(vectors, dtype=np.float32).tobytes()
         stdout.write(_FRAME.pack(index, len(data)))
         stdout.write(data)
