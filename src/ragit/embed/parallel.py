@@ -117,7 +117,7 @@ class Helper:
 
         ``progress`` gets the number of texts with a vector so far, after each batch.
         """
-        mine: dict[int, list[Any]] = {}
+        mine: dict[int, list[array[float]]] = {}
         back = self.count  # this process has embedded batches [back, count)
         while True:
             with self._cond:
@@ -126,7 +126,7 @@ class Helper:
                 break
             back -= 1
             part = list(self._texts[back * self.batch : (back + 1) * self.batch])
-            mine[back] = embed_local(part)
+            mine[back] = [array("f", v) for v in embed_local(part)]
             progress(min(len(self._texts), (front + self.count - back) * self.batch))
         self.close()
         self.helped = sum(1 for index in range(self.count) if index not in mine)
@@ -134,9 +134,10 @@ class Helper:
         out: list[array[float]] = []
         for index in range(self.count):
             if index in mine:
-                out.extend(array("f", v) for v in mine[index])
+                out.extend(mine.pop(index))
                 continue
-            data = self._done[index]
+            # Popped as they are unpacked: the vectors are never held twice.
+            data = self._done.pop(index)
             rows = min(self.batch, len(self._texts) - index * self.batch)
             dims = len(data) // 4 // rows
             for r in range(rows):
