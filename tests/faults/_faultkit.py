@@ -62,6 +62,7 @@ INGEST_PHASES = (
     "store-insert-batch",
     "store-written",
     # The inline segment merge (a small store): a copy is merged, then swapped in.
+    "compact-locked",
     "compact-copied",
     "compact-merged",
     "rebuild-swapped-out",

@@ -92,6 +92,34 @@ def test_postings_are_written_once_and_readers_write_nothing(tmp_path: Path) -> 
     assert tree_state(tmp_path) == before
 
 
+def test_one_write_of_many_rows_has_every_posting_once_in_ordinal_order(tmp_path: Path) -> None:
+    """Implementation choice: a large write is split in slices of rows; each term still gets
+    one block per write, its postings in ordinal order with their counts, across slices."""
+    from ragit.store import terms as terms_module
+
+    texts = [f"shared word{n % 7} 커밋을 {'again ' * (n % 3)}row{n}" for n in range(9000)]
+    writer = TermWriter.open(tmp_path)
+    assert writer.add([_row(_cid(n + 1), t) for n, t in enumerate(texts)]) == 9000
+    writer.close()
+    assert terms_module._INDEX_SLICE < 9000
+    reader = TermReader.open(tmp_path)
+    index = reader.chunks()
+    ord_of = dict(zip(index.keys.tolist(), index.ords.tolist(), strict=True))
+    for field, split in (("en", en_terms), ("cjk", cjk_terms)):
+        want: dict[str, list[tuple[int, int]]] = {}
+        for n, text in enumerate(texts):
+            words = split(text)
+            for term in dict.fromkeys(words):
+                want.setdefault(term, []).append((ord_of[n + 1], words.count(term)))
+        for term in ("shared", "word3", "again", "row8999", "커밋"):
+            if term not in want:
+                continue
+            post = reader.postings(field, term)
+            assert list(zip(post["ord"].tolist(), post["tf"].tolist(), strict=True)) == want[term]
+    assert list(index.len_en[index.keys.argsort()][:3]) == [len(en_terms(t)) for t in texts[:3]]
+    reader.close()
+
+
 def test_bm25_depends_only_on_the_snapshot(tmp_path: Path) -> None:
     """The same snapshot scores identically whatever else the index holds, in any order."""
     docs = {_cid(n): f"writer lock {'store ' * (n % 3)}snapshot {n}" for n in range(1, 9)}

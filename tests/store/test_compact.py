@@ -187,3 +187,82 @@ def test_a_writer_merges_inline_when_the_background_merge_is_overdue(tmp_path: P
     assert _segments(repo) == 1
     hits = ragit(repo, "query", "zanzibar sweeper purges idempotency keys")["hits"]
     assert hits[0]["sectionTitle"] == "Expiry"
+
+
+def _paused_compactor(repo: Path, tmp_path: Path) -> tuple[subprocess.Popen[str], Path, Path]:
+    """A real compactor process holding the writer lock, paused right after taking it."""
+    release = tmp_path / "compactor.release"
+    out = tmp_path / "compactor.out"
+    with out.open("w", encoding="utf-8") as sink:
+        compactor = subprocess.Popen(
+            [sys.executable, "-m", "ragit.store.compact", str(repo)],
+            cwd=repo,
+            env={
+                **os.environ,
+                "RAGIT_FAULT_PAUSE_AT": "compact-locked",
+                "RAGIT_FAULT_RELEASE": str(release),
+            },
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+    _wait_for(out, "ragit-fault: paused at compact-locked", compactor)
+    return compactor, release, out
+
+
+def test_an_ingest_waits_for_the_background_compactor_instead_of_failing_busy(
+    tmp_path: Path,
+) -> None:
+    """Issue 16: the compactor the previous ingest started may hold the writer lock (to copy
+    or swap the store) when the next ingest starts; that ingest waits for it and succeeds
+    (it failed with STORE_WRITE_BUSY)."""
+    repo = _indexed(tmp_path)
+    compactor, release, out = _paused_compactor(repo, tmp_path)
+    try:
+        writer = subprocess.Popen(
+            [sys.executable, "-m", "ragit", "ingest", "--verbose", "--format", "json"],
+            cwd=repo,
+            env={**os.environ, "RAGIT_COMPACT_BACKGROUND": "0"},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        time.sleep(1.5)  # long enough to have met the held lock
+        assert writer.poll() is None, writer.communicate()
+    finally:
+        release.touch()
+    stdout, stderr = writer.communicate(timeout=120)
+    assert writer.returncode == 0, stderr + stdout
+    assert "waiting for the background segment merge" in stderr
+    assert compactor.wait(timeout=120) == 0
+    record = json.loads(out.read_text(encoding="utf-8").strip().splitlines()[-1])
+    assert record["ok"] is True, record
+    hits = ragit(repo, "query", "zanzibar sweeper purges idempotency keys")["hits"]
+    assert hits[0]["sectionTitle"] == "Expiry"
+
+
+def test_the_wait_for_the_compactor_is_bounded(tmp_path: Path) -> None:
+    """Issue 16: a compactor that keeps the lock past the bound still gives STORE_WRITE_BUSY."""
+    repo = _indexed(tmp_path)
+    compactor, release, _out = _paused_compactor(repo, tmp_path)
+    try:
+        started = time.monotonic()
+        proc = subprocess.run(
+            [sys.executable, "-m", "ragit", "ingest", "--format", "json"],
+            cwd=repo,
+            env={**os.environ, "RAGIT_COMPACT_WAIT_SECONDS": "1"},
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=120,
+        )
+        waited = time.monotonic() - started
+    finally:
+        release.touch()
+    assert compactor.wait(timeout=120) == 0
+    assert proc.returncode == 3, proc.stderr + proc.stdout
+    error = json.loads(proc.stdout)["error"]
+    assert error["code"] == "STORE_WRITE_BUSY"
+    assert error["details"]["owner"]["command"] == "store-compact"
+    assert "background segment merge" in error["message"]
+    assert waited >= 1.0

@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -92,6 +93,42 @@ def test_insert_of_more_than_1024_rows_is_batched_and_verified(ws: Workspace) ->
     with StoreReader.open_latest(ws) as reader:
         got = reader.fetch([r.chunk_id for r in many[-50:]])
         assert len(got) == 50
+
+
+def test_the_native_insert_stores_what_the_public_insert_stores(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Implementation choice: rows go to zvec as its native documents, built without zvec's
+    Python conversion; every field, the vector and an already-stored id come out as through
+    the public ``Collection.insert``."""
+    from array import array
+
+    from ragit.store import _zvec
+
+    batch = [
+        row(f"n-{i:03d}", f"body {i} of a chunk", cjk="커밋 저장소" if i % 2 else "")
+        for i in range(40)
+    ]
+    batch[3] = replace(batch[3], vector=array("f", batch[3].vector))
+    ids = [r.chunk_id for r in batch]
+    seen = {}
+    for name in ("native", "public"):
+        if name == "public":
+            monkeypatch.setattr(_zvec.Collection, "_fast_insert", lambda self, rows: None)
+        collection = _zvec.Collection.create(tmp_path / name, DIMS)
+        try:
+            collection.insert(batch)
+            collection.insert(batch[:5])  # already stored: left as it is, no error
+            collection.flush()
+            seen[name] = (
+                collection.count(),
+                sorted(collection.fetch_rows(ids), key=lambda r: r.chunk_id),
+                collection.fetch_vectors(ids),
+            )
+        finally:
+            collection.close()
+    assert seen["native"][0] == 40
+    assert seen["native"] == seen["public"]
 
 
 def test_insert_rejects_vectors_of_the_wrong_length(ws: Workspace) -> None:

@@ -305,6 +305,15 @@ def _recover_residue(ws: Workspace, target: str) -> list[str]:
     return warnings
 
 
+def _compactor_note(progress: Progress) -> Callable[[dict[str, Any]], None]:
+    """What the writer lock reports when it waits for the background segment merge."""
+
+    def note(owner: dict[str, Any]) -> None:
+        progress(f"store: waiting for the background segment merge (pid {owner.get('pid')})")
+
+    return note
+
+
 def _count_missing(ws: Workspace, chunk_ids: list[str]) -> int:
     """How many of ``chunk_ids`` the published store lacks (read-only, via the reader copy)."""
     from ragit.store.meta import read_meta
@@ -335,6 +344,7 @@ def _apply(
 ) -> tuple[IngestPlan, int, int, int, list[str]]:
     from ragit import _faults as faults
     from ragit.contract.errors import EmbeddingMigrationRequired, IngestStoreWriteUnverified
+    from ragit.embed.parallel import eligible
     from ragit.snapshot.manifest import write_manifest
     from ragit.store.journal import Journal, recover
     from ragit.store.lock import WriterLock
@@ -349,7 +359,9 @@ def _apply(
     from ragit.store.writer import StoreWriter
 
     profile = embedder.profile.as_dict()
-    with WriterLock.acquire(ws, command="ingest", head_sha=plan.target) as lock:
+    with WriterLock.acquire(
+        ws, command="ingest", head_sha=plan.target, on_wait=_compactor_note(progress)
+    ) as lock:
         check_canonical_intact(ws, lock)  # never publish damaged canonical files
         # Finish a store swap a crashed rebuild, migration or purge left half done first.
         warnings = list(lock.warnings) + recover_swap(ws, lock)
@@ -396,18 +408,28 @@ def _apply(
         t1 = time.monotonic()
         if candidates:
             progress(f"embed: 0/{len(candidates)} new chunks with {profile['provider']}")
-        embedded_rows = _embed_rows(candidates, embedder, progress)
+        early: StoreWriter | None = None  # opened to index terms while a helper embeds
+        if eligible(profile["provider"], len(candidates)):
+            from ragit.ingest.vectors import embed_beside_terms
+
+            embedded_rows, early = embed_beside_terms(
+                ws, lock, profile, candidates, embedder, progress
+            )
+        else:
+            embedded_rows = _embed_rows(candidates, embedder, progress)
         embed_ms = int((time.monotonic() - t1) * 1000)
         t2 = time.monotonic()
         compaction = "single"
         # Chunks carried over from indexed manifests are in the store (doctor checks that
         # invariant); the ones this ingest adds are written and read back.
         unknown = sorted(manifest.all_chunk_ids() - known_ids)
-        opened = bool(unknown) or meta is None
+        opened = bool(unknown) or meta is None or early is not None
         inserted: frozenset[str] = frozenset()
         rows_before: int | None = None  # rows of the published store, when there is one
         if opened:
-            writer = StoreWriter.open(ws, lock, embedding=profile, dimensions=profile["dimensions"])
+            writer = early or StoreWriter.open(
+                ws, lock, embedding=profile, dimensions=profile["dimensions"]
+            )
             try:
                 present = writer.existing([r.chunk_id for r in embedded_rows])
                 embedded_rows = [r for r in embedded_rows if r.chunk_id not in present]

@@ -302,6 +302,13 @@ class Collection:
         """
         assert len(rows) <= MAX_BATCH
         zv = _zv()
+        fast = self._fast_insert(rows)
+        if fast is not None:
+            statuses = fast
+            for row, status in zip(rows, statuses, strict=True):
+                if not status.ok() and "already exists" not in str(status):
+                    raise _fail(f"insert of {row.chunk_id}", RuntimeError(str(status)))
+            return
         docs = [
             zv.Doc(
                 id=row.chunk_id,
@@ -324,6 +331,47 @@ class Collection:
         for row, status in zip(rows, statuses, strict=True):
             if not status.ok() and "already exists" not in str(status):
                 raise _fail(f"insert of {row.chunk_id}", RuntimeError(str(status)))
+
+    def _fast_insert(self, rows: Sequence[ChunkRow]) -> list[Any] | None:
+        """Insert through zvec's native document type, as ``Collection.insert`` does after
+        its Python conversion, without that conversion (a ``Doc`` per row whose vector is
+        copied into a list by ``tolist``, a schema lookup per field and row: 40% of the
+        insert's CPU at 17.8k rows, more than half of it at 176k). The field objects are
+        looked up once per batch. None when this zvec lacks the pieces (the caller then
+        takes the public path).
+
+        Raises:
+            SnapshotStoreUnavailable: zvec rejected the batch.
+        """
+        try:
+            from zvec._zvec import _Doc  # noqa: TID251 - this is the zvec adapter
+
+            native = self._c._obj
+            schema = self._c.schema
+            fields = {
+                name: schema.field(name)._get_object()
+                for name in ("text", "search_en", "search_cjk", "section_title", "heading_path")
+            }
+            count_field = schema.field("token_count")._get_object()
+            vector_field = schema.vector(VECTOR_FIELD)._get_object()
+        except (ImportError, AttributeError):
+            return None
+        docs = []
+        try:
+            for row in rows:
+                doc = _Doc()
+                doc.set_pk(row.chunk_id)
+                doc.set_any("text", fields["text"], row.text)
+                doc.set_any("search_en", fields["search_en"], row.search_en)
+                doc.set_any("search_cjk", fields["search_cjk"], row.search_cjk)
+                doc.set_any("section_title", fields["section_title"], row.section_title)
+                doc.set_any("heading_path", fields["heading_path"], row.heading_path)
+                doc.set_any("token_count", count_field, int(row.token_count))
+                doc.set_any(VECTOR_FIELD, vector_field, _as_list(row.vector))
+                docs.append(doc)
+            return list(native.Insert(docs))
+        except Exception as exc:
+            raise _fail("insert", exc) from exc
 
     def delete(self, ids: Sequence[str]) -> None:
         """Delete rows by id; ids that do not exist are ignored."""

@@ -20,6 +20,10 @@ chunks), so:
   a store rebuild) and publishes it. Until then queries use the published,
   unmerged generation, with the same results.
 
+Writers wait for it in turn: a writer that finds the compactor holding the lock waits until it
+releases it (bounded, :func:`ragit.store.lock.compactor_wait_s`) instead of failing with
+``STORE_WRITE_BUSY``, so the next commit's ingest never fails over the previous one's merge.
+
 Under a steady stream of writes the compactor must still make progress: one runs at a time
 (the ``flock`` on ``.ragit/runtime/compact.run``; a second one exits at once), it waits for
 the writer lock (bounded, :data:`LOCK_WAIT_SECONDS`) instead of giving up when a writer holds
@@ -97,12 +101,12 @@ def _acquire(ws: Any, wait_s: float) -> Any:
         StoreWriteLockStale: the owner is on another host or unreadable.
     """
     from ragit.contract.errors import StoreWriteBusy
-    from ragit.store.lock import WriterLock
+    from ragit.store.lock import COMPACTOR_COMMAND, WriterLock
 
     deadline = time.monotonic() + wait_s
     while True:
         try:
-            return WriterLock.acquire(ws, command="store-compact", head_sha=None)
+            return WriterLock.acquire(ws, command=COMPACTOR_COMMAND, head_sha=None)
         except StoreWriteBusy:
             if time.monotonic() >= deadline:
                 raise
@@ -217,6 +221,7 @@ def _merge(ws: Any, wait_s: float, held: Any, *, publish: bool = True) -> str:
     work = ws.runtime_dir / f"{WORK_PREFIX}{os.getpid()}"
     remove_tree(work)
     with locked() as lock:
+        faults.reach("compact-locked")
         recover_swap(ws, lock)
         _remove_dead_work(ws.runtime_dir)
         meta = read_meta(ws)

@@ -19,14 +19,21 @@ States (:func:`inspect_lock`) and what a writer does about them:
 - ``unknown`` — another host, or an owner that cannot be read → :class:`StoreWriteLockStale`
   (recovery ``ragit doctor``): RAGit cannot prove that owner dead.
 
-Contention never waits: the loser fails fast. Release removes the file only if it still
-carries the releasing owner's token.
+Contention between writers never waits: the loser fails fast. The one exception is RAGit's own
+background compactor (owner ``command`` :data:`COMPACTOR_COMMAND`, started by the previous
+ingest, :mod:`ragit.store.compact`): it holds the lock only to copy the store, to swap the merged
+copy in, and on its last attempt for the whole merge, so a writer that finds it the owner waits
+for it — bounded by :func:`compactor_wait_s`, then :class:`StoreWriteBusy` as before — instead
+of failing a user's ingest over housekeeping nobody asked for. Release removes the file only if
+it still carries the releasing owner's token.
 """
 
 from __future__ import annotations
 
+import os
+import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Protocol
@@ -37,7 +44,21 @@ from ragit.contract.errors import StoreWriteBusy, StoreWriteLockStale
 from ragit.store.meta import now_iso
 from ragit.workspace import Workspace
 
-__all__ = ["LockInfo", "LockState", "WriterLock", "inspect_lock"]
+__all__ = ["COMPACTOR_COMMAND", "LockInfo", "LockState", "WriterLock", "inspect_lock"]
+
+COMPACTOR_COMMAND = "store-compact"  # the owner command of the background compactor
+COMPACTOR_WAIT_SECONDS = 60.0  # how long a writer waits for the compactor to release the lock
+_COMPACTOR_POLL_SECONDS = 0.05
+
+
+def compactor_wait_s() -> float:
+    """How long a writer waits for the background compactor's lock
+    (``RAGIT_COMPACT_WAIT_SECONDS``, test-only; default :data:`COMPACTOR_WAIT_SECONDS`)."""
+    raw = os.environ.get("RAGIT_COMPACT_WAIT_SECONDS")
+    try:
+        return max(0.0, float(raw)) if raw is not None else COMPACTOR_WAIT_SECONDS
+    except ValueError:
+        return COMPACTOR_WAIT_SECONDS
 
 
 class InsertRecorder(Protocol):
@@ -72,13 +93,51 @@ class WriterLock:
     transaction: InsertRecorder | None = field(default=None, repr=False)
 
     @classmethod
-    def acquire(cls, ws: Workspace, *, command: str, head_sha: str | None) -> WriterLock:
+    def acquire(
+        cls,
+        ws: Workspace,
+        *,
+        command: str,
+        head_sha: str | None,
+        on_wait: Callable[[dict[str, Any]], None] | None = None,
+    ) -> WriterLock:
         """Take the lock or fail fast; a same-host lock whose process is gone is reclaimed.
 
+        A live background compactor (:data:`COMPACTOR_COMMAND`) is waited for, at most
+        :func:`compactor_wait_s` seconds; ``on_wait`` is called once with its owner record
+        when the wait begins. The compactor itself never waits here (it has its own loop).
+
         Raises:
-            StoreWriteBusy: a live writer holds it.
+            StoreWriteBusy: a live writer holds it (a compactor: still, after the wait).
             StoreWriteLockStale: the owner is on another host or unreadable.
         """
+        if command == COMPACTOR_COMMAND:
+            return cls._take(ws, command=command, head_sha=head_sha)
+        deadline: float | None = None
+        while True:
+            try:
+                return cls._take(ws, command=command, head_sha=head_sha)
+            except StoreWriteBusy as busy:
+                owner = busy.details.get("owner") or {}
+                if busy.details.get("lockState") != "active" or (
+                    owner.get("command") != COMPACTOR_COMMAND
+                ):
+                    raise
+                now = time.monotonic()
+                if deadline is None:
+                    deadline = now + compactor_wait_s()
+                    if on_wait is not None:
+                        on_wait(owner)
+                if now >= deadline:
+                    busy.message += (
+                        " (the background segment merge still held it after "
+                        f"{compactor_wait_s():.0f} s)"
+                    )
+                    raise
+                time.sleep(_COMPACTOR_POLL_SECONDS)
+
+    @classmethod
+    def _take(cls, ws: Workspace, *, command: str, head_sha: str | None) -> WriterLock:
         token = uuid.uuid4().hex
         owner = _lock.owner_record(
             token=token, command=command, started_at=now_iso(), headSha=head_sha

@@ -118,6 +118,46 @@ def keys_of(chunk_ids: Sequence[str]) -> Any:
     return np.fromiter((chunk_key(c) for c in chunk_ids), dtype=np.int64, count=len(chunk_ids))
 
 
+_INDEX_SLICE = 8192  # rows whose terms are split and sorted at once
+
+
+def _postings(
+    texts: list[str],
+    split: Any,
+    first: int,
+    lengths: list[int],
+    out: dict[str, list[bytes]],
+) -> None:
+    """Split ``texts`` (the rows of ordinals ``first``, ``first + 1`` …) into terms; append each
+    text's length to ``lengths`` and each term's packed postings to ``out[term]``."""
+    terms: list[str] = []
+    sizes: list[int] = []
+    for text in texts:
+        part = split(text)
+        sizes.append(len(part))
+        terms.extend(part)
+    lengths.extend(sizes)
+    if not terms:
+        return
+    # A term's id is the position of its first occurrence (one C-level pass, no Python frame
+    # per term); one sort then gives every (term, text) pair once with its count: tf, by term.
+    vocab: dict[str, int] = {}
+    ids = np.fromiter(
+        map(vocab.setdefault, terms, range(len(terms))), dtype=np.int64, count=len(terms)
+    )
+    n = len(texts)
+    pair = ids * n + np.repeat(np.arange(n), np.asarray(sizes, dtype=np.int64))
+    unique, tf = np.unique(pair, return_counts=True)
+    term_of = unique // n
+    postings = np.empty(len(unique), dtype=POSTING)
+    postings["ord"] = unique % n + first
+    postings["tf"] = np.minimum(tf, 65535)
+    starts = np.flatnonzero(np.r_[True, term_of[1:] != term_of[:-1]])
+    ends = np.r_[starts[1:], len(unique)]
+    for a, b in zip(starts.tolist(), ends.tolist(), strict=True):
+        out.setdefault(terms[int(term_of[a])], []).append(postings[a:b].tobytes())
+
+
 class TermWriter:
     """The keyword index of one collection directory, open for writing (under the lock)."""
 
@@ -219,36 +259,22 @@ class TermWriter:
         first = int(top) + 1
         row = con.execute("SELECT value FROM info WHERE key='seq'").fetchone()
         seq = int(row[0]) + 1 if row else 1
-        lengths: list[Any] = []
-        blocks: list[tuple[int, str, int, bytes]] = []
-        for field, split in enumerate((en_terms, cjk_terms)):
-            texts = [r.search_en for r in rows] if field == 0 else [r.search_cjk for r in rows]
-            vocab: dict[str, int] = {}
-            ids: list[int] = []
-            counts = np.zeros(len(rows), dtype=np.int64)
-            for i, text in enumerate(texts):
-                terms = split(text)
-                counts[i] = len(terms)
-                ids.extend([vocab.setdefault(t, len(vocab)) for t in terms])
-            lengths.append(counts)
-            if not ids:
-                continue
-            # One sort gives every (term, chunk) pair once with its count: tf, by term.
-            n = len(rows)
-            pair = np.asarray(ids, dtype=np.int64) * n + np.repeat(np.arange(n), counts)
-            unique, tf = np.unique(pair, return_counts=True)
-            term_of = unique // n
-            postings = np.empty(len(unique), dtype=POSTING)
-            postings["ord"] = unique % n + first
-            postings["tf"] = np.minimum(tf, 65535)
-            starts = np.flatnonzero(np.r_[True, term_of[1:] != term_of[:-1]])
-            ends = np.r_[starts[1:], len(unique)]
-            words = list(vocab)
-            for a, b in zip(starts.tolist(), ends.tolist(), strict=True):
-                term = words[int(term_of[a])]
-                blocks.append((field, term, seq, postings[a:b].tobytes()))
+        lengths: list[list[int]] = [[], []]
+        # Per field, each term's postings in ordinal order: slices of rows are split one after
+        # the other (a slice's arrays, not the whole write's, are in memory at once).
+        parts: list[dict[str, list[bytes]]] = [{}, {}]
+        for start in range(0, len(rows), _INDEX_SLICE):
+            piece = rows[start : start + _INDEX_SLICE]
+            for field, split in enumerate((en_terms, cjk_terms)):
+                texts = [r.search_en if field == 0 else r.search_cjk for r in piece]
+                _postings(texts, split, first + start, lengths[field], parts[field])
+        blocks = [
+            (field, term, seq, data[0] if len(data) == 1 else b"".join(data))
+            for field in (0, 1)
+            for term, data in parts[field].items()
+        ]
         chunks = [
-            (first + i, chunk_key(r.chunk_id), int(lengths[0][i]), int(lengths[1][i]), 1)
+            (first + i, chunk_key(r.chunk_id), lengths[0][i], lengths[1][i], 1)
             for i, r in enumerate(rows)
         ]
         con.executemany("INSERT INTO chunk VALUES(?,?,?,?,?)", chunks)

@@ -146,6 +146,8 @@ class StoreWriter:
             collection.close()
             raise
         self._dirty = False  # writes not yet flushed into the collection files
+        self._recorded: set[str] = set()  # ids this writer recorded in the journal ...
+        self._recorded_in: object = None  # ... of this transaction
         self._path = canonical_path(ws).resolve()
         open_writers.add(self._path)
 
@@ -284,25 +286,7 @@ class StoreWriter:
             StoreWriteBusy: the lock is no longer held.
             SnapshotStoreUnavailable: zvec rejected the write.
         """
-        self.lock.assert_held()
-        dims = self.meta.dimensions
-        unique: dict[str, ChunkRow] = {}
-        for row in rows:
-            if not row.chunk_id:
-                raise ValueError("a chunk row has an empty chunk_id")
-            if len(row.vector) != dims:
-                raise ValueError(
-                    f"chunk {row.chunk_id}: vector has {len(row.vector)} "
-                    f"dimensions, the store has {dims}"
-                )
-            unique.setdefault(row.chunk_id, row)
-        present = self.existing(unique)
-        todo = [row for cid, row in unique.items() if cid not in present]
-        if todo and self.lock.transaction is not None:
-            self.lock.transaction.record_inserted([row.chunk_id for row in todo])
-        # The keyword index first (rows it already holds are skipped): a chunk in the
-        # collection always has its postings, whatever instant a kill lands on.
-        self._t.add(list(unique.values()))
+        todo = self._prepare(rows, vectors=True)
         if not todo:
             return
         batches = [todo[i : i + MAX_BATCH] for i in range(0, len(todo), MAX_BATCH)]
@@ -319,6 +303,49 @@ class StoreWriter:
         finally:
             if flusher is not None:
                 flusher.finish()
+
+    def index_terms(self, rows: Sequence[ChunkRow]) -> None:
+        """Record and index, ahead of :meth:`insert`, the rows it will insert: their ids go
+        to the lock's active transaction journal, then their postings to the keyword index.
+        Rows need no vectors yet (they may still be computed elsewhere); :meth:`insert` of
+        the same rows then finds both done. Recovery removes them from both, as for an
+        insert, if the transaction never commits.
+
+        Raises:
+            ValueError: a row has an empty id.
+            StoreWriteBusy: the lock is no longer held.
+        """
+        self._prepare(rows, vectors=False)
+
+    def _prepare(self, rows: Sequence[ChunkRow], *, vectors: bool) -> list[ChunkRow]:
+        """Check ``rows``, record the ids not stored yet in the journal, index their terms;
+        returns the rows the collection lacks (each id once)."""
+        self.lock.assert_held()
+        dims = self.meta.dimensions
+        unique: dict[str, ChunkRow] = {}
+        for row in rows:
+            if not row.chunk_id:
+                raise ValueError("a chunk row has an empty chunk_id")
+            if vectors and len(row.vector) != dims:
+                raise ValueError(
+                    f"chunk {row.chunk_id}: vector has {len(row.vector)} "
+                    f"dimensions, the store has {dims}"
+                )
+            unique.setdefault(row.chunk_id, row)
+        present = self.existing(unique)
+        todo = [row for cid, row in unique.items() if cid not in present]
+        transaction = self.lock.transaction
+        if todo and transaction is not None:
+            if self._recorded_in is not transaction:
+                self._recorded, self._recorded_in = set(), transaction
+            ids = [row.chunk_id for row in todo]
+            if not self._recorded.issuperset(ids):  # index_terms recorded them already
+                transaction.record_inserted(ids)
+                self._recorded.update(ids)
+        # The keyword index first (rows it already holds are skipped): a chunk in the
+        # collection always has its postings, whatever instant a kill lands on.
+        self._t.add(list(unique.values()))
+        return todo
 
     def verify(self, ids: Iterable[str]) -> list[str]:
         """Flush, then list the ids of ``ids`` that cannot be read back (sorted; empty = all

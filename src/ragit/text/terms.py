@@ -37,6 +37,8 @@ from ragit.text.scripts import CJK_RUN, CJK_RUN_CLASS
 # begins: in ``useState를`` or ``React.lazy로`` the Korean particle is not part of the API name.
 _LETTER = rf"[^\W{CJK_RUN_CLASS}]"
 _WORD = re.compile(rf"{_LETTER}+(?:['\u2019.]{_LETTER}+)*")
+# The same words in lower-cased ASCII text (no CJK run, no U+2019), about a third faster.
+_ASCII_WORD = re.compile(r"[a-z0-9_]+(?:['.][a-z0-9_]+)*")
 
 TERMS_VERSION = "terms-2"
 MAX_TERM = 40
@@ -51,7 +53,11 @@ def _stem(word: str) -> str:
 
 def en_terms(text: str) -> list[str]:
     """The ``en`` terms of ``text``, in order (repeats kept)."""
-    return [_stem(w) for w in _WORD.findall(text.lower()) if len(w) <= MAX_TERM]
+    lowered = text.lower()
+    words = (_ASCII_WORD if lowered.isascii() else _WORD).findall(lowered)
+    if words and max(map(len, words)) > MAX_TERM:
+        words = [w for w in words if len(w) <= MAX_TERM]
+    return list(map(_stem, words))
 
 
 def cjk_terms(text: str) -> list[str]:
