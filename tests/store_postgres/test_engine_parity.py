@@ -120,3 +120,34 @@ def test_hybrid_ranking_agrees(both: tuple[Manifest, StoreReader, PgReader]) -> 
     finally:
         local.close()
         shared.close()
+
+
+def test_the_engine_reads_a_questions_postings_in_one_statement(
+    both: tuple[Manifest, StoreReader, PgReader], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The engine asks the shared store's term index for every question term at once
+    (``prefetch``), so BM25's per-term lookups make no round trip of their own."""
+    from ragit.store.postgres import read
+
+    manifest, local, shared = both
+    statements: list[str] = []
+    real_rows = PgReader._rows
+
+    def counting(self: PgReader, sql: str, *args: object, **kw: object) -> object:
+        statements.append(sql)
+        return real_rows(self, sql, *args, **kw)  # type: ignore[arg-type]
+
+    try:
+        snap = shared.snapshot("repo", SHA)
+        assert snap is not None
+        view = shared.view(snap)
+        view.terms().chunks()  # the snapshot's chunk table, read once per snapshot
+        monkeypatch.setattr(read.PgReader, "_rows", counting)
+        question = QUESTIONS[0]
+        hits = retrieve_durable(manifest, SHA, view, question, None, top_k=10, alpha=0.0)
+        assert hits
+        postings = [s for s in statements if "ragit_chunk_terms" in s]
+        assert len(postings) == 1, statements
+    finally:
+        local.close()
+        shared.close()

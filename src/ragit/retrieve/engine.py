@@ -290,6 +290,11 @@ def retrieve_durable(
     candidates: set[str] = set()
     if en_query or cjk_query:
         terms = reader.terms()
+        prefetch = getattr(terms, "prefetch", None)
+        if prefetch is not None:
+            # A server-side index (the shared store) reads every term's postings in one
+            # round trip; the local index reads them from its file as asked.
+            prefetch({"en": [t for t, _ in en_query], "cjk": [t for t, _ in cjk_query]})
         documents = [doc.chunk_ids for doc in manifest.docs] if DOC_WEIGHT > 0 else ()
         st = snapshot_terms(terms, allowed, manifest, snapshot_sha, documents)
         for field_name, query in (("en", en_query), ("cjk", cjk_query)):
