@@ -150,7 +150,7 @@ def build_int8_model(files: ModelFiles, cache_dir: Path | None = None) -> Path:
     return target
 
 
-def _session(path: Path) -> Any:
+def _session(model: Path | bytes) -> Any:
     # One thread per run; parallelism comes from running texts side by side.
     # Measured on 2 cores: a 2-thread intra-op pool spins and waits at every
     # operator, which halves throughput as soon as anything else runs, while
@@ -160,7 +160,47 @@ def _session(path: Path) -> Any:
     options.inter_op_num_threads = 1
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     options.log_severity_level = 3
-    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    source = model if isinstance(model, bytes) else str(model)
+    return ort.InferenceSession(source, options, providers=["CPUExecutionProvider"])
+
+
+class OrtFp32Runner:
+    """The fp32 encoder graph (no smoothing, no quantization) on onnxruntime.
+
+    It computes the numpy encoder's function with onnxruntime's kernels: measured on
+    300 RFC chunks, at most 4.2e-7 from it in cosine (2.3e-7 per component), and
+    1.6 times its throughput per core. The graph is built in memory from the verified
+    safetensors (about 0.6 CPU-seconds), so nothing is written anywhere; each text
+    runs on its own, which was faster here than padded batches of similar length.
+    """
+
+    def __init__(self, files: ModelFiles) -> None:
+        """Build the graph and open a session on it.
+
+        Raises:
+            EmbeddingModelInvalid: the weights do not load or lack a tensor.
+        """
+        from ragit.embed.minilm._onnx_graph import build_model
+        from ragit.embed.minilm._weights import load_weights
+
+        weights = load_weights(files)
+        try:
+            model = build_model(weights)
+        except KeyError as exc:
+            raise EmbeddingModelInvalid(
+                str(files.weights), f"tensor {exc.args[0]} is missing"
+            ) from None
+        del weights
+        data = model.SerializeToString()
+        del model
+        self._session = _session(data)
+
+    def embed_ids(self, ids: Sequence[int]) -> NDArray[np.float32]:
+        """The unit vector of one text's token ids (already truncated)."""
+        batch = np.asarray([ids], dtype=np.int64)
+        feeds = {INPUT_IDS: batch, ATTENTION_MASK: np.ones_like(batch)}
+        vector: NDArray[np.float32] = self._session.run(None, feeds)[0][0]
+        return vector
 
 
 class OrtInt8Encoder:
