@@ -120,3 +120,24 @@ def test_unknown_engine_is_a_typed_input_error() -> None:
     assert caught.value.code == "INPUT_INVALID"
     assert caught.value.details["field"] == "RAGIT_MINILM_ENGINE"
     MiniLMEmbedder(profile, ProviderOptions(env={"RAGIT_MINILM_ENGINE": "NumPy"}))
+
+
+@needs_ort
+def test_opening_a_built_int8_model_does_not_import_onnx(ort_encoder: Any) -> None:
+    """Issue 16 requirement (cold semantic query): only building the int8 model needs onnx.
+
+    Importing onnx (with ml_dtypes) cost about 0.6 CPU-seconds of every cold int8 query.
+    """
+    cache_dir = ort_encoder.model_file.parent.parent
+    script = (
+        "import json, sys\n"
+        "from pathlib import Path\n"
+        "from ragit.embed.minilm import OrtInt8Encoder\n"
+        "e = OrtInt8Encoder.load(cache_dir=Path(sys.argv[1]))\n"
+        "v = e.encode(['how are snapshots bound to commits?'])\n"
+        "print(json.dumps(['onnx' in sys.modules, 'ml_dtypes' in sys.modules, v.shape[1]]))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script, str(cache_dir)], capture_output=True, text=True, check=True
+    )
+    assert json.loads(out.stdout) == [False, False, 384]

@@ -42,7 +42,7 @@ from numpy.typing import NDArray
 
 from ragit.embed.minilm._errors import EmbeddingModelInvalid
 from ragit.embed.minilm._locate import EXPECTED_CONFIG, MODEL_ID, ModelFiles, locate_model
-from ragit.embed.minilm._onnx_graph import ATTENTION_MASK, BUILDER_VERSION, INPUT_IDS
+from ragit.embed.minilm._graph_names import ATTENTION_MASK, BUILDER_VERSION, INPUT_IDS
 from ragit.embed.minilm._text import MAX_TOKENS, check_texts, load_tokenizer, sanitize
 from ragit.workspace import user_cache_dir
 
