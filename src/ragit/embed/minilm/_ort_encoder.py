@@ -41,8 +41,8 @@ import onnxruntime as ort  # type: ignore[import-untyped,import-not-found,unused
 from numpy.typing import NDArray
 
 from ragit.embed.minilm._errors import EmbeddingModelInvalid
-from ragit.embed.minilm._locate import EXPECTED_CONFIG, MODEL_ID, ModelFiles, locate_model
 from ragit.embed.minilm._graph_names import ATTENTION_MASK, BUILDER_VERSION, INPUT_IDS
+from ragit.embed.minilm._locate import EXPECTED_CONFIG, MODEL_ID, ModelFiles, locate_model
 from ragit.embed.minilm._text import MAX_TOKENS, check_texts, load_tokenizer, sanitize
 from ragit.workspace import user_cache_dir
 
