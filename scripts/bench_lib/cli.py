@@ -75,6 +75,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="semantic-ingest: only the first K RFC files (a quick run; default all)",
     )
     parser.add_argument(
+        "--semantic-backends",
+        nargs="+",
+        choices=["numpy", "fp32-ort", "int8"],
+        metavar="B",
+        help="semantic-ingest: only these backends (numpy, fp32-ort, int8; default all installed)",
+    )
+    parser.add_argument(
         "--workdir", type=Path, help="parent directory for the work tree (default: system temp)"
     )
     parser.add_argument(
@@ -148,6 +155,7 @@ def main(argv: list[str] | None = None) -> int:
         mcp_calls=args.mcp_calls,
         keep=args.keep,
         semantic_docs=args.semantic_docs,
+        semantic_backends=tuple(args.semantic_backends or ()),
     )
     if args.workdir:
         args.workdir.mkdir(parents=True, exist_ok=True)

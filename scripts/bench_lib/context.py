@@ -33,6 +33,7 @@ class Options:
     mcp_calls: int
     keep: bool
     semantic_docs: int = 0
+    semantic_backends: tuple[str, ...] = ()
 
 
 PROBE_NAME = "runtime-probe.json"

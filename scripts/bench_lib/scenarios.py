@@ -1108,7 +1108,8 @@ def semantic_ingest(ctx: Context) -> list[Row]:
     of the corpus is configured for the backend and ingested: wall, CPU and peak RSS of the
     process, and chunks/s and tokens/s of its embedding phase (``timings.embedMs``). Each
     backend has its own user cache, warmed by a one-document ingest (the int8 build is not
-    counted). ``--semantic-docs K`` takes the first K RFC files instead of all (quick run).
+    counted). ``--semantic-docs K`` takes the first K RFC files instead of all (quick run);
+    ``--semantic-backends`` runs only the named backends.
     """
     sc = "semantic-ingest"
     if not ctx.opts.rfcs.is_dir():
@@ -1161,8 +1162,9 @@ def semantic_ingest(ctx: Context) -> list[Row]:
             ),
             Row(sc, "ceiling: onnxruntime fp32, tokens/s", "chunks/s", [ceiling["tokensPerS"]], 0),
         ]
-    backends = [b for b in SEMANTIC_BACKENDS if ceiling or b[0] == "numpy"]
-    skipped = [b[0] for b in SEMANTIC_BACKENDS if b not in backends]
+    chosen = [b for b in SEMANTIC_BACKENDS if b[0] in (ctx.opts.semantic_backends or (b[0],))]
+    backends = [b for b in chosen if ceiling or b[0] == "numpy"]
+    skipped = [b[0] for b in chosen if b not in backends]
     for name in skipped:
         rows.append(Row(f"{sc} {name}", "skipped: onnxruntime not installed", "s", [], 0))
     envs: dict[str, Env] = {}
