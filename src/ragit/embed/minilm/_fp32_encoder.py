@@ -7,9 +7,12 @@ times its throughput per core). The vectors agree far below what the store
 keeps apart, so the numeric path, the profile and the cache namespace stay
 ``numpy-fp32`` whichever engine ran.
 
-A call of :data:`ORT_MIN_TEXTS` texts or more (an ingest's batches) builds the
-onnxruntime session once, in memory, and uses it from then on; fewer texts (a
-question) run on numpy, so a cold ``query`` never imports onnxruntime.
+A call of :data:`ORT_MIN_TEXTS` texts or more (an ingest's batches) opens the
+onnxruntime session once (building the fp32 model into the user cache the first
+time on a machine) and uses it from then on; fewer texts (a question) run on
+numpy, so a cold ``query`` never imports onnxruntime. Each engine's weights are
+loaded only when that engine first runs, so an ingest on onnxruntime does not
+also hold numpy's copy.
 ``RAGIT_MINILM_ENGINE=numpy`` keeps every call on numpy (measurements of numpy
 alone); ``auto`` (the default) is the behaviour above.
 
@@ -34,7 +37,7 @@ from ragit.contract.errors import InputInvalid
 from ragit.embed.minilm._blas import blas_threads
 from ragit.embed.minilm._locate import MODEL_ID, ModelFiles
 from ragit.embed.minilm._numpy_encoder import DIMENSION, NUMERIC_PATH, MiniLMEncoder
-from ragit.embed.minilm._text import MAX_TOKENS, check_texts, sanitize
+from ragit.embed.minilm._text import MAX_TOKENS, check_texts, load_tokenizer, sanitize
 
 ENGINE_ENV = "RAGIT_MINILM_ENGINE"
 ENGINE_AUTO = "auto"
@@ -88,15 +91,29 @@ class Fp32Encoder:
         self.files = files
         self.workers = workers
         self.engine = engine_choice(engine)
-        self.numpy = MiniLMEncoder(files, workers=workers)
+        self.tokenizer = load_tokenizer(files.tokenizer)
+        self._numpy: MiniLMEncoder | None = None
         self._runner: Any = None
         self._runner_failed = self.engine == ENGINE_NUMPY or not onnxruntime_installed()
         self._lock = threading.Lock()
         self.engine_used: str | None = None  # the engine of the last call, for diagnostics
 
+    @property
+    def numpy(self) -> MiniLMEncoder:
+        """The numpy encoder, loaded on first use.
+
+        Raises:
+            EmbeddingModelInvalid: the weights do not load or lack a tensor.
+        """
+        if self._numpy is None:
+            with self._lock:
+                if self._numpy is None:
+                    self._numpy = MiniLMEncoder(self.files, workers=self.workers)
+        return self._numpy
+
     def token_ids(self, text: str) -> list[int]:
         """The token ids the model sees for ``text`` (with [CLS]/[SEP], cut at 256)."""
-        return self.numpy.token_ids(text)
+        return list(self.tokenizer.encode(sanitize(text)).ids)
 
     def encode(self, texts: Sequence[str]) -> NDArray[np.float32]:
         """L2-normalized embeddings, one row of 384 per text, in input order.
@@ -110,7 +127,7 @@ class Fp32Encoder:
             self.engine_used = "numpy"
             return self.numpy.encode(texts)
         self.engine_used = "onnxruntime-fp32"
-        tokenizer = self.numpy.tokenizer
+        tokenizer = self.tokenizer
         out = np.empty((len(texts), DIMENSION), dtype=np.float32)
 
         def embed(index: int) -> NDArray[np.float32]:
