@@ -21,7 +21,7 @@ import math
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -30,9 +30,6 @@ from ragit.embed.minilm._blas import blas_threads
 from ragit.embed.minilm._locate import EXPECTED_CONFIG, MODEL_ID, ModelFiles, locate_model
 from ragit.embed.minilm._text import MAX_TOKENS, check_texts, load_tokenizer, sanitize
 from ragit.embed.minilm._weights import load_weights, tensor
-
-if TYPE_CHECKING:
-    from tokenizers import Tokenizer
 
 Array = NDArray[np.float32]
 
@@ -170,11 +167,6 @@ class MiniLMEncoder:
             EmbeddingModelInvalid: see :func:`locate_model`.
         """
         return cls(locate_model(model_path), workers=workers)
-
-    @property
-    def tokenizer(self) -> Tokenizer:
-        """The tokenizer as the model uses it (truncation at 256, no padding)."""
-        return self._tokenizer
 
     def token_ids(self, text: str) -> list[int]:
         """The token ids the model sees for ``text`` (with [CLS]/[SEP], cut at 256)."""
