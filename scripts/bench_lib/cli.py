@@ -68,6 +68,20 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--rfcs", type=Path, default=DEFAULT_RFCS, help="directory of the Rust RFC markdown files"
     )
     parser.add_argument(
+        "--semantic-docs",
+        type=int,
+        default=0,
+        metavar="K",
+        help="semantic-ingest: only the first K RFC files (a quick run; default all)",
+    )
+    parser.add_argument(
+        "--semantic-backends",
+        nargs="+",
+        choices=["numpy", "fp32-ort", "int8"],
+        metavar="B",
+        help="semantic-ingest: only these backends (numpy, fp32-ort, int8; default all installed)",
+    )
+    parser.add_argument(
         "--workdir", type=Path, help="parent directory for the work tree (default: system temp)"
     )
     parser.add_argument(
@@ -82,8 +96,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--list", action="store_true", help="list the scenarios and exit")
     args = parser.parse_args(argv)
-    if args.runs < 1 or args.warmup < 0 or args.n < 10 or args.mcp_calls < 1:
-        parser.error("--runs >= 1, --warmup >= 0, --n >= 10, --mcp-calls >= 1")
+    if (
+        args.runs < 1
+        or args.warmup < 0
+        or args.n < 10
+        or args.mcp_calls < 1
+        or args.semantic_docs < 0
+    ):
+        parser.error(
+            "--runs >= 1, --warmup >= 0, --n >= 10, --mcp-calls >= 1, --semantic-docs >= 0"
+        )
     return args
 
 
@@ -132,6 +154,8 @@ def main(argv: list[str] | None = None) -> int:
         rfcs=args.rfcs,
         mcp_calls=args.mcp_calls,
         keep=args.keep,
+        semantic_docs=args.semantic_docs,
+        semantic_backends=tuple(args.semantic_backends or ()),
     )
     if args.workdir:
         args.workdir.mkdir(parents=True, exist_ok=True)

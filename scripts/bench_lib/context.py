@@ -32,6 +32,8 @@ class Options:
     rfcs: Path
     mcp_calls: int
     keep: bool
+    semantic_docs: int = 0
+    semantic_backends: tuple[str, ...] = ()
 
 
 PROBE_NAME = "runtime-probe.json"
@@ -177,16 +179,19 @@ class Context:
             self._indexed[n] = repo
         return self._indexed[n]
 
-    def rfcs_pristine(self) -> Path:
+    def rfcs_pristine(self, limit: int = 0) -> Path:
+        """The RFC repository with ``ragit init`` committed; only the first ``limit`` files
+        (sorted by path) when ``limit`` is set."""
         from bench_lib.corpus import build_rfcs_repo
 
-        if "rfcs" not in self._pristine:
-            repo = self.workdir / "rfcs" / "pristine"
-            count = build_rfcs_repo(self.opts.rfcs, repo, self.git)
-            self.progress(f"rfcs: {count} markdown files under docs/")
+        key = "rfcs" if not limit else f"rfcs-{limit}"
+        if key not in self._pristine:
+            repo = self.workdir / key / "pristine"
+            count = build_rfcs_repo(self.opts.rfcs, repo, self.git, limit)
+            self.progress(f"{key}: {count} markdown files under docs/")
             self.init_and_commit(repo)
-            self._pristine["rfcs"] = repo
-        return self._pristine["rfcs"]
+            self._pristine[key] = repo
+        return self._pristine[key]
 
     def rfcs_indexed(self) -> Path:
         if "rfcs" not in self._indexed:

@@ -190,9 +190,12 @@ def copy_repo(src: Path, dst: Path, git: Git) -> Path:
     return dst
 
 
-def build_rfcs_repo(source: Path, repo: Path, git: Git) -> int:
-    """Copy every ``*.md`` under ``source`` into ``repo/docs`` (sub-folders kept) and commit."""
+def build_rfcs_repo(source: Path, repo: Path, git: Git, limit: int = 0) -> int:
+    """Copy every ``*.md`` under ``source`` (the first ``limit`` by path when set) into
+    ``repo/docs`` (sub-folders kept) and commit."""
     files = sorted(source.rglob("*.md"))
+    if limit:
+        files = files[:limit]
     if not files:
         raise BenchError(f"no markdown files under {source}")
     repo.mkdir(parents=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import shutil
 import statistics
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ from bench_lib.context import Context, resolve_mcp_impl
 from bench_lib.corpus import RFC_QUERIES, copy_repo, diff_digests, dir_bytes, tree_digest
 from bench_lib.embed_server import LoopbackOllama
 from bench_lib.mcp_client import StdioClient
-from bench_lib.proc import BenchError, Env, Sample
+from bench_lib.proc import BenchError, Env, Sample, run
 from bench_lib.results import Row
 
 MIB = 1024 * 1024
@@ -1060,6 +1061,149 @@ def minilm(ctx: Context) -> list[Row]:
     return rows
 
 
+# (label, model, environment): numpy alone, the fp32 model with onnxruntime's fp32 kernels
+# (the default when onnxruntime is installed) and the int8 model; the last two need
+# onnxruntime in the ragit under test.
+SEMANTIC_BACKENDS = (
+    ("numpy", "all-MiniLM-L6-v2", {"RAGIT_MINILM_ENGINE": "numpy"}),
+    ("fp32-ort", "all-MiniLM-L6-v2", {"RAGIT_MINILM_ENGINE": "auto"}),
+    ("int8", "all-MiniLM-L6-v2-int8", {}),
+)
+SEMANTIC_PROBE = Path(__file__).resolve().parent / "semantic_probe.py"
+
+
+def _impl_python(ctx: Context) -> str:
+    """The interpreter of the ragit under test (beside its executable), else this one."""
+    impl = ctx.opts.impl
+    if len(impl) == 1:
+        beside = Path(impl[0]).parent / "python"
+        if beside.is_file():
+            return str(beside)
+    if len(impl) >= 2 and Path(impl[0]).name.startswith("python"):
+        return impl[0]
+    return sys.executable
+
+
+def _semantic_warm_up(ctx: Context, run_dir: Path, model: str, env: Env) -> None:
+    """A one-document ingest in ``env``'s user cache: loads (and for int8 builds) the model."""
+    warm = run_dir / "warm-up"
+    (warm / "docs").mkdir(parents=True)
+    (warm / "docs" / "a.md").write_text("# Warm-up\n\nLoads the model once.\n")
+    ctx.git(warm, "init", "-q")
+    ctx.git(warm, "add", "-A")
+    ctx.git.commit(warm, "Warm-up document")
+    ctx.run_ragit(warm, "init", "--yes", env=env)
+    ctx.run_ragit(warm, "config", "set", "embedding.provider", "local-minilm", env=env)
+    ctx.run_ragit(warm, "config", "set", "embedding.model", model, env=env)
+    ctx.run_ragit(warm, "ingest", "--all", "--format", "json", env=env, check=False)
+
+
+def semantic_ingest(ctx: Context) -> list[Row]:
+    """``ingest --all`` of the Rust RFCs with local-minilm on each installed backend (issue 16).
+
+    First a probe (``semantic_probe.py``, run with the ragit's own interpreter) records what
+    the ingest embeds — chunks, tokens as the model sees them, padding — and times
+    onnxruntime's own fp32 throughput for the same graph on a 300-chunk sample (the
+    practical ceiling). Then, ``--runs`` times, interleaved across backends, a fresh copy
+    of the corpus is configured for the backend and ingested: wall, CPU and peak RSS of the
+    process, and chunks/s and tokens/s of its embedding phase (``timings.embedMs``). Each
+    backend has its own user cache, warmed by a one-document ingest (the int8 build is not
+    counted). ``--semantic-docs K`` takes the first K RFC files instead of all (quick run);
+    ``--semantic-backends`` runs only the named backends.
+    """
+    sc = "semantic-ingest"
+    if not ctx.opts.rfcs.is_dir():
+        return [Row(sc, f"skipped: {ctx.opts.rfcs} not found", "s", [], 0)]
+    docs = ctx.opts.semantic_docs
+    pristine = ctx.rfcs_pristine(docs)
+    full = not docs
+    corpus = "all RFCs" if full else f"first {docs} RFC files"
+    probe_dir = ctx.scratch("semantic-probe")
+    probe_repo = copy_repo(pristine, probe_dir / "repo", ctx.git)
+    ctx.progress(f"{sc}: probe ({corpus}): chunks, tokens, onnxruntime fp32 ceiling")
+    probe_sample = run(
+        [_impl_python(ctx), str(SEMANTIC_PROBE), str(probe_repo)],
+        cwd=probe_repo,
+        env=ctx.fresh_cache_env(probe_dir),
+    )
+    probe = json.loads(probe_sample.stdout.strip().splitlines()[-1])
+    ctx.discard(probe_dir)
+    ceiling = probe.get("ceiling")
+    rows = [
+        Row(
+            sc,
+            f"corpus ({corpus}): chunks embedded",
+            "count",
+            [float(probe["chunks"])],
+            0,
+            extra={
+                k: probe[k] for k in ("tokens", "meanTokens", "truncatedChunks", "tokensCutOff")
+            },
+        ),
+        Row(sc, "corpus: tokens the model sees (cut at 256)", "count", [float(probe["tokens"])], 0),
+        Row(
+            sc,
+            "padding waste of the encoders (%)",
+            "count",
+            [100.0 * probe["padding"]["encoders"]],
+            0,
+            extra=probe["padding"],
+        ),
+    ]
+    if ceiling:
+        rows += [
+            Row(
+                sc,
+                "ceiling: onnxruntime fp32, chunks/s",
+                "chunks/s",
+                [ceiling["chunksPerS"]],
+                0,
+                extra=ceiling,
+            ),
+            Row(sc, "ceiling: onnxruntime fp32, tokens/s", "chunks/s", [ceiling["tokensPerS"]], 0),
+        ]
+    chosen = [b for b in SEMANTIC_BACKENDS if b[0] in (ctx.opts.semantic_backends or (b[0],))]
+    backends = [b for b in chosen if ceiling or b[0] == "numpy"]
+    skipped = [b[0] for b in chosen if b not in backends]
+    for name in skipped:
+        rows.append(Row(f"{sc} {name}", "skipped: onnxruntime not installed", "s", [], 0))
+    envs: dict[str, Env] = {}
+    for name, model, extra_env in backends:
+        run_dir = ctx.scratch(f"semantic-{name}")
+        envs[name] = ctx.fresh_cache_env(run_dir).with_(**extra_env)
+        ctx.progress(f"{sc} {name}: warm-up (model load{', int8 build' if 'int8' in name else ''})")
+        _semantic_warm_up(ctx, run_dir, model, envs[name])
+    samples: dict[str, list[Sample]] = {name: [] for name, _, _ in backends}
+    rates: dict[str, list[float]] = {name: [] for name, _, _ in backends}
+    token_rates: dict[str, list[float]] = {name: [] for name, _, _ in backends}
+    for r in range(ctx.opts.runs):
+        for name, model, _ in backends:
+            env = envs[name]
+            run_dir = ctx.scratch(f"semantic-{name}-run")
+            repo = copy_repo(pristine, run_dir / "repo", ctx.git)
+            ctx.run_ragit(repo, "config", "set", "embedding.provider", "local-minilm", env=env)
+            ctx.run_ragit(repo, "config", "set", "embedding.model", model, env=env)
+            ctx.progress(f"{sc} {name}: ingest --all run {r + 1}/{ctx.opts.runs} ({corpus})")
+            sample = ctx.run_ragit(repo, "ingest", "--all", "--format", "json", env=env)
+            chunks, ms = _embed_figures(sample)
+            samples[name].append(sample)
+            rates[name].append(chunks / ms * 1000 if ms else 0.0)
+            token_rates[name].append(probe["tokens"] / ms * 1000 if ms else 0.0)
+            ctx.progress(
+                f"{sc} {name}: {sample.wall:.1f} s wall, {sample.cpu:.1f} s CPU, "
+                f"{chunks} chunks in {ms / 1000:.1f} s"
+            )
+            ctx.discard(run_dir)
+    for name, _, _ in backends:
+        key = f"semantic-ingest.{name}.wall" if full else None
+        rows += [
+            _timed_row(f"{sc} {name}", "ingest --all", key, 0, samples[name]),
+            Row(f"{sc} {name}", "embedding: chunks/s", "chunks/s", rates[name], 0),
+            Row(f"{sc} {name}", "embedding: tokens/s", "chunks/s", token_rates[name], 0),
+        ]
+    return rows
+
+
 RECALL_WRAPS = 200
 
 
@@ -1153,6 +1297,12 @@ SCENARIOS: list[Scenario] = [
     Scenario("mcp", mcp, True, "ragit-mcp over stdio: start-up, first and warm calls"),
     Scenario("embed", embed, False, "embedding throughput and cache hits (loopback Ollama)"),
     Scenario("minilm", minilm, False, "local-minilm fp32/int8: ingest rate, query, MCP"),
+    Scenario(
+        "semantic-ingest",
+        semantic_ingest,
+        False,
+        "local-minilm ingest of the RFCs per backend, tokens/s, onnxruntime ceiling (opt-in)",
+    ),
     Scenario("recall", recall, False, "memory recall after 200 wraps (opt-in)"),
     Scenario("log", log_scenario, False, "log -n 100, drift, narrative at 101 snapshots (opt-in)"),
     Scenario("history", history, False, "100 commits x 1% docs changed (opt-in, slow)"),

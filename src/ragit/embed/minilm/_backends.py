@@ -72,15 +72,20 @@ def available_backends() -> list[str]:
     return [backend.name for backend in _BACKENDS if not _missing(backend.modules)]
 
 
-def load_encoder(backend: str = NUMPY_FP32, model_path: str | None = None) -> Encoder:
+def load_encoder(
+    backend: str = NUMPY_FP32, model_path: str | None = None, engine: str = "auto"
+) -> Encoder:
     """Locate and verify the model, then load it on ``backend``.
 
     Args:
         backend: ``numpy-fp32`` (exact) or ``ort-int8-pc`` (faster, approximate).
         model_path: an explicit model directory, or None for the installed package.
+        engine: for ``numpy-fp32``, ``auto`` (onnxruntime's fp32 kernels for large
+            calls when installed, same vectors within 1e-6) or ``numpy`` (numpy only).
 
     Raises:
         ValueError: ``backend`` is not a known name.
+        InputInvalid: ``engine`` is not ``auto`` or ``numpy``.
         EmbeddingBackendUnavailable: a library the backend needs is missing.
         EmbeddingModelInvalid: the model files are missing or not the pinned ones.
     """
@@ -91,9 +96,9 @@ def load_encoder(backend: str = NUMPY_FP32, model_path: str | None = None) -> En
     files = locate_model(model_path)
     try:
         if spec.name == NUMPY_FP32:
-            from ragit.embed.minilm._numpy_encoder import MiniLMEncoder
+            from ragit.embed.minilm._fp32_encoder import Fp32Encoder
 
-            return MiniLMEncoder(files)
+            return Fp32Encoder(files, engine=engine)
         from ragit.embed.minilm._ort_encoder import OrtInt8Encoder
 
         return OrtInt8Encoder(files)

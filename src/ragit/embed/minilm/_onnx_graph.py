@@ -5,7 +5,8 @@ safetensors tensors (opset 17): embeddings, six post-LayerNorm BERT layers
 with an erf GELU, masked mean pooling and L2 normalization. It takes
 ``input_ids`` and ``attention_mask`` (int64, batch x tokens) and returns
 ``sentence_embedding`` (float, batch x 384). Bump :data:`BUILDER_VERSION`
-whenever the graph or its quantization changes, so cached builds are redone.
+(in :mod:`._graph_names`) whenever the graph or its quantization changes, so
+cached builds are redone.
 """
 
 from __future__ import annotations
@@ -18,11 +19,19 @@ import onnx
 from numpy.typing import NDArray
 from onnx import TensorProto, helper, numpy_helper
 
-BUILDER_VERSION = 1
+from ragit.embed.minilm._graph_names import ATTENTION_MASK, BUILDER_VERSION, INPUT_IDS, OUTPUT
+
+__all__ = [
+    "ATTENTION_MASK",
+    "BUILDER_VERSION",
+    "INPUT_IDS",
+    "OPSET",
+    "OUTPUT",
+    "build_model",
+    "smoothing_scales",
+]
+
 OPSET = 17
-INPUT_IDS = "input_ids"
-ATTENTION_MASK = "attention_mask"
-OUTPUT = "sentence_embedding"
 
 _HIDDEN = 384
 _HEADS = 12

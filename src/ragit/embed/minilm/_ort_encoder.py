@@ -41,14 +41,15 @@ import onnxruntime as ort  # type: ignore[import-untyped,import-not-found,unused
 from numpy.typing import NDArray
 
 from ragit.embed.minilm._errors import EmbeddingModelInvalid
+from ragit.embed.minilm._graph_names import ATTENTION_MASK, BUILDER_VERSION, INPUT_IDS
 from ragit.embed.minilm._locate import EXPECTED_CONFIG, MODEL_ID, ModelFiles, locate_model
-from ragit.embed.minilm._onnx_graph import ATTENTION_MASK, BUILDER_VERSION, INPUT_IDS
 from ragit.embed.minilm._text import MAX_TOKENS, check_texts, load_tokenizer, sanitize
 from ragit.workspace import user_cache_dir
 
 NUMERIC_PATH = "ort-int8-pc"
 DIMENSION: int = EXPECTED_CONFIG["hidden_size"]
 INT8_FILE = "model-int8-pc.onnx"
+FP32_FILE = "model-fp32.onnx"
 
 _log = logging.getLogger(__name__)
 _build_lock = threading.Lock()
@@ -60,7 +61,7 @@ def build_id(files: ModelFiles) -> str:
 
 
 def onnx_cache_dir() -> Path:
-    """Where int8 builds are kept (a user cache, never a repository)."""
+    """Where int8 and fp32 builds are kept (a user cache, never a repository)."""
     return user_cache_dir() / "minilm" / "onnx"
 
 
@@ -150,7 +151,52 @@ def build_int8_model(files: ModelFiles, cache_dir: Path | None = None) -> Path:
     return target
 
 
-def _session(path: Path) -> Any:
+def fp32_model_path(files: ModelFiles, cache_dir: Path | None = None) -> Path:
+    """Where the fp32 model for ``files`` lives once built."""
+    return (cache_dir or onnx_cache_dir()) / build_id(files) / FP32_FILE
+
+
+def build_fp32_model(files: ModelFiles, cache_dir: Path | None = None) -> Path:
+    """Build (once) and return the plain fp32 model for ``files``.
+
+    Written like the int8 build: a private temporary folder, then an atomic rename.
+
+    Raises:
+        EmbeddingModelInvalid: the weights do not load or lack a tensor.
+        OSError: the cache folder cannot be written.
+    """
+    target = fp32_model_path(files, cache_dir)
+    if target.is_file():
+        return target
+    import onnx
+
+    from ragit.embed.minilm._onnx_graph import build_model
+    from ragit.embed.minilm._weights import load_weights
+
+    with _build_lock:
+        if target.is_file():
+            return target
+        weights = load_weights(files)
+        try:
+            model = build_model(weights)
+        except KeyError as exc:
+            raise EmbeddingModelInvalid(
+                str(files.weights), f"tensor {exc.args[0]} is missing"
+            ) from None
+        del weights
+        target.parent.mkdir(parents=True, exist_ok=True)
+        scratch = Path(tempfile.mkdtemp(dir=target.parent, prefix=".build-"))
+        try:
+            onnx.save(model, str(scratch / FP32_FILE))
+            del model
+            os.replace(scratch / FP32_FILE, target)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+    _log.debug("built %s", target)
+    return target
+
+
+def _session(model: Path | bytes) -> Any:
     # One thread per run; parallelism comes from running texts side by side.
     # Measured on 2 cores: a 2-thread intra-op pool spins and waits at every
     # operator, which halves throughput as soon as anything else runs, while
@@ -160,7 +206,50 @@ def _session(path: Path) -> Any:
     options.inter_op_num_threads = 1
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     options.log_severity_level = 3
-    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    source = model if isinstance(model, bytes) else str(model)
+    return ort.InferenceSession(source, options, providers=["CPUExecutionProvider"])
+
+
+class OrtFp32Runner:
+    """The fp32 encoder graph (no smoothing, no quantization) on onnxruntime.
+
+    It computes the numpy encoder's function with onnxruntime's kernels: measured on
+    300 RFC chunks, at most 4.2e-7 from it in cosine (2.3e-7 per component), and
+    1.6 times its throughput per core. The graph is built once from the verified
+    safetensors into the user cache next to the int8 build (:func:`build_fp32_model`,
+    about 90 MB) and opened from there: opening the file peaks about 220 MB lower
+    than building the graph in memory in every process. Each text runs on its own,
+    which was faster here than padded batches of similar length.
+    """
+
+    def __init__(self, files: ModelFiles, cache_dir: Path | None = None) -> None:
+        """Build the fp32 model if it is not cached yet, then open it.
+
+        Raises:
+            EmbeddingModelInvalid: the weights do not load or lack a tensor, or the
+                built model does not load even after a rebuild.
+            OSError: the cache folder cannot be written.
+        """
+        path = build_fp32_model(files, cache_dir)
+        try:
+            self._session = _session(path)
+        except Exception:  # onnxruntime's errors share no base class; a damaged cache file
+            path.unlink(missing_ok=True)
+            path = build_fp32_model(files, cache_dir)
+            try:
+                self._session = _session(path)
+            except Exception as exc:
+                raise EmbeddingModelInvalid(
+                    str(path), "the fp32 model built from the weights does not load"
+                ) from exc
+        self.model_file = path
+
+    def embed_ids(self, ids: Sequence[int]) -> NDArray[np.float32]:
+        """The unit vector of one text's token ids (already truncated)."""
+        batch = np.asarray([ids], dtype=np.int64)
+        feeds = {INPUT_IDS: batch, ATTENTION_MASK: np.ones_like(batch)}
+        vector: NDArray[np.float32] = self._session.run(None, feeds)[0][0]
+        return vector
 
 
 class OrtInt8Encoder:
