@@ -134,9 +134,14 @@ def run_ingest(
         again = plan_ingest(ws, cfg, req, progress)
         return again, _build_manifest(again, git, embedder.profile)
 
-    plan, embed_ms, store_ms, embedded, lock_warnings = _apply(
-        ws, plan, manifest, embedder, progress, planned_on, replan
-    )
+    if cfg.store.backend == "postgres":
+        plan, embed_ms, store_ms, embedded, lock_warnings = _apply_shared(
+            ws, cfg, plan, manifest, embedder, progress
+        )
+    else:
+        plan, embed_ms, store_ms, embedded, lock_warnings = _apply(
+            ws, plan, manifest, embedder, progress, planned_on, replan
+        )
     if plan.artifact_entries:
         from ragit.artifacts.binding import mark_bound
 
@@ -322,6 +327,60 @@ def _count_missing(ws: Workspace, chunk_ids: list[str]) -> int:
         return len(chunk_ids) - len(reader.fetch(chunk_ids))
     finally:
         reader.close()
+
+
+def _apply_shared(
+    ws: Workspace,
+    cfg: RagitConfig,
+    plan: IngestPlan,
+    manifest: Manifest,
+    embedder: Any,
+    progress: Progress,
+) -> tuple[IngestPlan, int, int, int, list[str]]:
+    """Apply to the shared store (``store.backend = "postgres"``, docs/team.md).
+
+    Under the local writer lock (one ingest per worktree; selection reports it as running):
+    the chunks the server lacks are embedded and written in batches, then the manifest's
+    bytes and every chunk id it names are published in one transaction, and only then the
+    local manifest file is written. A writer killed before the publication leaves the
+    commit's previous snapshot on the server answering (the chunks it wrote stay, unused,
+    and are skipped by the next ingest).
+    """
+    from ragit import _faults as faults
+    from ragit.config import store_repository
+    from ragit.snapshot.manifest import write_manifest
+    from ragit.store.backend_write import open_writer
+    from ragit.store.lock import WriterLock
+
+    profile = embedder.profile.as_dict()
+    with WriterLock.acquire(ws, command="ingest", head_sha=plan.target) as lock:
+        warnings = list(lock.warnings)
+        rows = list(_new_rows(plan).values())
+        t0 = time.monotonic()
+        with open_writer(
+            "postgres",
+            repository=store_repository(cfg),
+            namespace=str(profile["namespaceId"]),
+            dimensions=int(profile["dimensions"]),
+        ) as writer:
+            present = writer.existing([r.chunk_id for r in rows])
+            candidates = [r for r in rows if r.chunk_id not in present]
+            store_ms = int((time.monotonic() - t0) * 1000)
+            t1 = time.monotonic()
+            if candidates:
+                progress(f"embed: 0/{len(candidates)} new chunks with {profile['provider']}")
+            embedded_rows = _embed_rows(candidates, embedder, progress)
+            embed_ms = int((time.monotonic() - t1) * 1000)
+            t2 = time.monotonic()
+            progress(f"store: 0/2 steps: writing {len(embedded_rows)} chunks to the shared store")
+            writer.write(embedded_rows)
+            faults.reach("shared-chunks-written")
+            progress("store: 1/2 steps: publishing the snapshot")
+            writer.publish(plan.target, manifest.to_json_bytes(), manifest.all_chunk_ids())
+            progress("store: 2/2 steps: published")
+        write_manifest(ws, manifest)
+        store_ms += int((time.monotonic() - t2) * 1000)
+    return plan, embed_ms, store_ms, len(embedded_rows), warnings
 
 
 def _apply(
