@@ -202,9 +202,14 @@ def retrieve_hits(
         from ragit.embed import provider_spec
 
         reader = engine.reader(selection.resolved_sha)
-        spec = provider_spec(str(reader.embedding.get("provider", "local-placeholder")))
+        profile = reader.embedding
+        if "version" not in profile:  # the shared store's snapshots carry the manifest's block
+            from ragit.embed import complete_profile
+
+            profile = complete_profile(profile, cfg.embedding)
+        spec = provider_spec(str(profile.get("provider", "local-placeholder")))
         alpha = cfg.retrieval.alpha if cfg.retrieval.alpha is not None else spec.default_alpha
-        vector = engine.embed_question(text, reader.embedding) if alpha > 0 else None
+        vector = engine.embed_question(text, profile) if alpha > 0 else None
         hits = retrieve_durable(
             selection.manifest,
             selection.resolved_sha,
