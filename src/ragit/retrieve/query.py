@@ -196,7 +196,7 @@ def retrieve_hits(
     warnings: list[str] = []
     if selection.worktree_dirty:
         warnings.append(dirty_warning(ws, git))
-    cfg = load_config(ws)
+    cfg = configured if configured is not None else load_config(ws)
     hits: list[Hit] = []
     if scope in ("durable", "all"):
         from ragit.embed import provider_spec
