@@ -230,14 +230,16 @@ def test_no_or_a_wrong_connection_is_typed_and_never_prints_the_password(
     (a / "docs" / "later.md").write_text("# Later\n\n## Note\n\nA later page.\n", "utf-8")
     git(a, env, "add", "--all")
     git(a, env, "commit", "-q", "-m", "Later page")
+    later = git(a, env, "rev-parse", "HEAD")
     for ingest_env in (base, bad):
         proc = run(
             [RAGIT, "ingest", "--all", "--format", "json"], cwd=a, env=ingest_env, check=False
         )
         assert proc.returncode == 3, proc.stdout + proc.stderr
         assert SECRET not in proc.stdout and SECRET not in proc.stderr
-        assert json.loads(proc.stdout)["error"]["code"] == "SNAPSHOT_STORE_UNAVAILABLE"
-    later = git(a, env, "rev-parse", "HEAD")
+        error = json.loads(proc.stdout)["error"]
+        assert error["code"] == "SNAPSHOT_STORE_UNAVAILABLE"
+        assert error["details"]["resolvedSha"] == later
     assert not (a / ".ragit" / "manifest" / f"{later}.json").exists()
     with McpServer(a, bad, stderr_path=tmp_path / "mcp-bad.log") as server:
         call = server.call("ragit_query", {"question": "double entry"})

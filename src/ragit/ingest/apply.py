@@ -329,6 +329,16 @@ def _count_missing(ws: Workspace, chunk_ids: list[str]) -> int:
         reader.close()
 
 
+def _naming(exc: Any, sha: str) -> Any:
+    """``SNAPSHOT_STORE_UNAVAILABLE`` naming the commit being ingested (the message is masked
+    already)."""
+    from ragit.contract.errors import SnapshotStoreUnavailable
+
+    if exc.details.get("resolvedSha") is not None:
+        return exc
+    return SnapshotStoreUnavailable(sha, str(exc.details.get("reason")))
+
+
 def _apply_shared(
     ws: Workspace,
     cfg: RagitConfig,
@@ -348,21 +358,27 @@ def _apply_shared(
     """
     from ragit import _faults as faults
     from ragit.config import store_repository
+    from ragit.contract.errors import SnapshotStoreUnavailable
     from ragit.snapshot.manifest import write_manifest
     from ragit.store.backend_write import open_writer
     from ragit.store.lock import WriterLock
 
     profile = embedder.profile.as_dict()
-    with WriterLock.acquire(ws, command="ingest", head_sha=plan.target) as lock:
-        warnings = list(lock.warnings)
-        rows = list(_new_rows(plan).values())
-        t0 = time.monotonic()
-        with open_writer(
+    try:
+        # Connect first: an unreachable server fails the ingest before anything local moves.
+        writer = open_writer(
             "postgres",
             repository=store_repository(cfg),
             namespace=str(profile["namespaceId"]),
             dimensions=int(profile["dimensions"]),
-        ) as writer:
+        )
+    except SnapshotStoreUnavailable as exc:
+        raise _naming(exc, plan.target) from None
+    with writer, WriterLock.acquire(ws, command="ingest", head_sha=plan.target) as lock:
+        warnings = list(lock.warnings)
+        rows = list(_new_rows(plan).values())
+        t0 = time.monotonic()
+        try:
             present = writer.existing([r.chunk_id for r in rows])
             candidates = [r for r in rows if r.chunk_id not in present]
             store_ms = int((time.monotonic() - t0) * 1000)
@@ -378,6 +394,8 @@ def _apply_shared(
             progress("store: 1/2 steps: publishing the snapshot")
             writer.publish(plan.target, manifest.to_json_bytes(), manifest.all_chunk_ids())
             progress("store: 2/2 steps: published")
+        except SnapshotStoreUnavailable as exc:
+            raise _naming(exc, plan.target) from None
         write_manifest(ws, manifest)
         store_ms += int((time.monotonic() - t2) * 1000)
     return plan, embed_ms, store_ms, len(embedded_rows), warnings
