@@ -246,3 +246,46 @@ def test_no_or_a_wrong_connection_is_typed_and_never_prints_the_password(
         assert call.envelope["error"]["code"] == "SNAPSHOT_STORE_UNAVAILABLE"
         assert SECRET not in json.dumps(call.envelope)
     assert SECRET not in (tmp_path / "mcp-bad.log").read_text(encoding="utf-8")
+
+
+def test_an_ingest_killed_after_writing_chunks_publishes_nothing_and_the_next_skips_them(
+    database: str, tmp_path: Path
+) -> None:
+    """Chunks are committed batch by batch, the snapshot only at publication: an ingest that
+    dies between the two (``os._exit(137)`` at ``shared-chunks-written``, as SIGKILL would)
+    leaves the commit unindexed on the server, and the next ingest embeds nothing again."""
+    migrate()
+    env = {**hermetic_env(tmp_path), "RAGIT_DATABASE_URL": database}
+    a = make_repo(tmp_path / "a", env, config={"store.backend": "postgres"}, ingest=False)
+    c1 = git(a, env, "rev-parse", "HEAD")
+    assert _cli(a, env, "ingest", "--all")["ok"] is True
+    (a / "docs" / "shared-index.md").write_text(NEW_DOC, encoding="utf-8")
+    git(a, env, "add", "--all")
+    git(a, env, "commit", "-q", "-m", "Shared index page")
+    c2 = git(a, env, "rev-parse", "HEAD")
+    killed = run(
+        [RAGIT, "ingest", "--all", "--format", "json"],
+        cwd=a,
+        env={**env, "RAGIT_FAULT_AT": "shared-chunks-written"},
+        check=False,
+    )
+    assert killed.returncode == 137, killed.stdout + killed.stderr
+    assert not (a / ".ragit" / "manifest" / f"{c2}.json").exists()
+
+    b = tmp_path / "b"
+    run(["git", "clone", "-q", str(a), str(b)], cwd=tmp_path, env=env)
+    missing = _cli(b, env, "query", QUESTIONS[2], check=False)
+    assert missing["error"]["code"] == "SNAPSHOT_NOT_INDEXED"
+    assert missing["error"]["details"]["nearestIndexedAncestor"] == c1
+    assert _cli(b, env, "query", QUESTIONS[2], "--at", c1)["ok"] is True
+
+    again = _cli(a, env, "ingest", "--all")
+    assert again["ok"] is True, again
+    assert again["data"]["embedded"] == 0  # the killed ingest's chunks were stored
+    answer = _cli(b, env, "query", QUESTIONS[2], "--top-k", "3")
+    assert answer["data"]["snapshotSha"] == c2
+    assert answer["data"]["hits"][0]["path"] == "docs/shared-index.md"
+    assert (
+        answer["data"]["hits"]
+        == _cli(a, env, "query", QUESTIONS[2], "--top-k", "3")["data"]["hits"]
+    )
