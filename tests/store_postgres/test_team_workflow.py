@@ -225,8 +225,15 @@ def test_no_or_a_wrong_connection_is_typed_and_never_prints_the_password(
         assert proc.returncode == 3, proc.stdout + proc.stderr
         assert SECRET not in proc.stdout and SECRET not in proc.stderr
         assert json.loads(proc.stdout)["error"]["code"] == "SNAPSHOT_STORE_UNAVAILABLE"
-    # An ingest of a new commit (an ingest of an indexed, unchanged commit is a noop that
-    # never connects) with either connection fails the same way and publishes nothing.
+    # An ingest of the indexed commit (it asks the server whether it still holds it) and of
+    # a new commit, with either connection, fail the same way and publish nothing.
+    for ingest_env in (base, bad):
+        proc = run(
+            [RAGIT, "ingest", "--all", "--format", "json"], cwd=a, env=ingest_env, check=False
+        )
+        assert proc.returncode == 3, proc.stdout + proc.stderr
+        assert SECRET not in proc.stdout and SECRET not in proc.stderr
+        assert json.loads(proc.stdout)["error"]["details"]["resolvedSha"] == sha
     (a / "docs" / "later.md").write_text("# Later\n\n## Note\n\nA later page.\n", "utf-8")
     git(a, env, "add", "--all")
     git(a, env, "commit", "-q", "-m", "Later page")
@@ -289,3 +296,30 @@ def test_an_ingest_killed_after_writing_chunks_publishes_nothing_and_the_next_sk
         answer["data"]["hits"]
         == _cli(a, env, "query", QUESTIONS[2], "--top-k", "3")["data"]["hits"]
     )
+
+
+def test_a_clone_indexed_locally_switches_to_the_shared_store_with_one_ingest(
+    database: str, tmp_path: Path
+) -> None:
+    """A clone whose manifests were made by zvec ingests (the shared store holds none of their
+    chunks) switches with ``config set store.backend postgres`` and ``ingest --all``: the
+    ingest is not a noop (the server lacks the commit), reads the documents again instead of
+    carrying them over from the local manifest, and publishes; a fresh clone then answers as
+    the zvec store did."""
+    migrate()
+    env = {**hermetic_env(tmp_path), "RAGIT_DATABASE_URL": database}
+    a = make_repo(tmp_path / "a", env)  # zvec, ingested
+    sha = git(a, env, "rev-parse", "HEAD")
+    local = _cli(a, env, "query", QUESTIONS[0], "--top-k", "5")["data"]
+    run([RAGIT, "config", "set", "store.backend", "postgres"], cwd=a, env=env)
+    git(a, env, "commit", "-q", "-am", "Use the shared store")
+    c2 = git(a, env, "rev-parse", "HEAD")
+    for target in (sha, c2):
+        result = _cli(a, env, "ingest", "--all", "--at", target)
+        assert result["ok"] is True, result
+        assert result["data"]["noop"] is False
+    b = tmp_path / "b"
+    run(["git", "clone", "-q", str(a), str(b)], cwd=tmp_path, env=env)
+    shared = _cli(b, env, "query", QUESTIONS[0], "--top-k", "5", "--at", sha)["data"]
+    assert [h["citation"] for h in shared["hits"]] == [h["citation"] for h in local["hits"]]
+    assert _cli(b, env, "query", QUESTIONS[0])["data"]["snapshotSha"] == c2

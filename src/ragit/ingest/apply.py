@@ -114,6 +114,8 @@ def run_ingest(
     manifest = _build_manifest(plan, git, embedder.profile)
     _check_store_profile(ws, embedder.profile.as_dict(), plan, dry_run=req.dry_run)
     noop = plan.existing_target is not None and _same_docs(plan.existing_target, manifest)
+    if noop and cfg.store.backend == "postgres" and not _published_on_server(ws, cfg, plan.target):
+        noop = False  # the local manifest's snapshot is not (or no longer) on the server
     data = _report(ws, req, plan, noop)
     if req.dry_run:
         _dry_run_lock_blockers(ws, data)
@@ -135,8 +137,13 @@ def run_ingest(
         return again, _build_manifest(again, git, embedder.profile)
 
     if cfg.store.backend == "postgres":
+
+        def replan_fresh() -> tuple[IngestPlan, Manifest]:
+            again = plan_ingest(ws, cfg, req, progress, reuse_documents=False)
+            return again, _build_manifest(again, git, embedder.profile)
+
         plan, embed_ms, store_ms, embedded, lock_warnings = _apply_shared(
-            ws, cfg, plan, manifest, embedder, progress
+            ws, cfg, plan, manifest, embedder, progress, replan_fresh
         )
     else:
         plan, embed_ms, store_ms, embedded, lock_warnings = _apply(
@@ -329,6 +336,22 @@ def _count_missing(ws: Workspace, chunk_ids: list[str]) -> int:
         reader.close()
 
 
+def _published_on_server(ws: Workspace, cfg: RagitConfig, sha: str) -> bool:
+    """Whether the shared store holds a snapshot of ``sha`` for this repository.
+
+    Raises:
+        SnapshotStoreUnavailable: no server, refused (naming ``sha``).
+    """
+    from ragit.config import store_repository
+    from ragit.store.backend import open_source
+
+    source = open_source(ws, "postgres", store_repository(cfg))
+    try:
+        return source.manifest(sha) is not None
+    finally:
+        source.close()
+
+
 def _naming(exc: Any, sha: str) -> Any:
     """``SNAPSHOT_STORE_UNAVAILABLE`` naming the commit being ingested (the message is masked
     already)."""
@@ -346,8 +369,13 @@ def _apply_shared(
     manifest: Manifest,
     embedder: Any,
     progress: Progress,
+    replan_fresh: Callable[[], tuple[IngestPlan, Manifest]],
 ) -> tuple[IngestPlan, int, int, int, list[str]]:
     """Apply to the shared store (``store.backend = "postgres"``, docs/team.md).
+
+    Documents the plan carries over from local manifests are checked against the server: when
+    it lacks some of their chunks (the manifests were made by a zvec ingest, or for another
+    server), the commit is planned again without reuse, so those chunks are written too.
 
     Under the local writer lock (one ingest per worktree; selection reports it as running):
     the chunks the server lacks are embedded and written in batches, then the manifest's
@@ -379,7 +407,13 @@ def _apply_shared(
         rows = list(_new_rows(plan).values())
         t0 = time.monotonic()
         try:
-            present = writer.existing([r.chunk_id for r in rows])
+            wanted = manifest.all_chunk_ids()
+            present = writer.existing(wanted)
+            if wanted - present - {r.chunk_id for r in rows}:
+                progress("plan: the shared store lacks chunks of reused documents; reading them")
+                plan, manifest = replan_fresh()
+                rows = list(_new_rows(plan).values())
+                present = writer.existing(r.chunk_id for r in rows)
             candidates = [r for r in rows if r.chunk_id not in present]
             store_ms = int((time.monotonic() - t0) * 1000)
             t1 = time.monotonic()
