@@ -109,6 +109,22 @@ class OutputConfig(_Section):
         return value
 
 
+class StoreConfig(_Section):
+    """Where snapshots are stored and read (docs/team.md). ``backend``: ``zvec`` (the embedded
+    store under ``.ragit/store``, the default) or ``postgres`` (the shared store; its server is
+    named only by the environment: ``RAGIT_DATABASE_URL`` or libpq's ``PG*`` variables, never
+    by this file). ``repository``: the name this repository's snapshots have on the shared
+    store (None: ``project.name``); every clone of one repository must use the same name."""
+
+    backend: Literal["zvec", "postgres"] = "zvec"
+    repository: str | None = Field(default=None, min_length=1, max_length=200)
+
+
+def store_repository(cfg: RagitConfig) -> str:
+    """The repository's name on the shared store: ``store.repository`` or ``project.name``."""
+    return cfg.store.repository or cfg.project.name
+
+
 class RagitConfig(_Section):
     project: ProjectConfig = Field(default_factory=ProjectConfig)
     embedding: EmbeddingConfig = Field(default_factory=EmbeddingConfig)
@@ -119,6 +135,7 @@ class RagitConfig(_Section):
     security: SecurityConfig = Field(default_factory=SecurityConfig)
     docs_authority: DocsAuthorityConfig = Field(default_factory=DocsAuthorityConfig)
     output: OutputConfig = Field(default_factory=OutputConfig)
+    store: StoreConfig = Field(default_factory=StoreConfig)
 
 
 SECTIONS: dict[str, type[_Section]] = {
@@ -127,9 +144,14 @@ SECTIONS: dict[str, type[_Section]] = {
 }
 
 # Keys that `init` writes; optional keys (base_url, model_path, output.format) stay unset.
-_NOT_WRITTEN = {("embedding", "base_url"), ("embedding", "model_path"), ("output", "format")}
+_NOT_WRITTEN = {
+    ("embedding", "base_url"),
+    ("embedding", "model_path"),
+    ("output", "format"),
+    ("store", "repository"),
+}
 # Sections `init` leaves out of a new file (their defaults apply; `config set` adds them).
-_SECTIONS_NOT_WRITTEN = {"docs_authority"}
+_SECTIONS_NOT_WRITTEN = {"docs_authority", "store"}
 
 
 def default_config_toml(default_branch: str | None = None) -> str:

@@ -52,3 +52,47 @@ def test_a_base_url_with_a_password_is_refused_and_an_old_one_is_never_echoed(
     assert data["previous"] == "http://***@old.example/v"
     assert "hunter2" not in out
     assert 'base_url = "http://127.0.0.1:11434/"' in config.read_text(encoding="utf-8")
+
+
+def test_store_backend_is_a_key_and_connection_keys_point_to_the_environment(
+    tmp_path: Path,
+) -> None:
+    """EXT-041/EXT-042: ``store.backend`` takes ``zvec`` or ``postgres``; a key that would hold
+    the shared store's connection (url, dsn, password, host, user, ...) or a connection string
+    as a value is INPUT_INVALID naming RAGIT_DATABASE_URL, writes nothing and echoes no
+    secret."""
+    repo = tmp_path / "repo"
+    build_fixture("docs-basic", repo)
+    subprocess.run([*RAGIT, "init", "--yes"], cwd=repo, check=True, capture_output=True)
+    config = repo / ".ragit" / "config.toml"
+    before = config.read_bytes()
+    assert b"[store]" not in before  # init leaves the section out: zvec is the default
+
+    for key, value in (
+        ("store.url", "postgresql://ci:s3cr3t-pw@db.example/ragit"),
+        ("store.database_url", "postgresql://ci:s3cr3t-pw@db.example/ragit"),
+        ("store.dsn", "host=db.example password=s3cr3t-pw"),
+        ("store.password", "s3cr3t-pw"),
+        ("store.host", "db.example"),
+        ("postgres.url", "postgresql://ci:s3cr3t-pw@db.example/ragit"),
+        ("database.password", "s3cr3t-pw"),
+        ("store.repository", "postgresql://ci:s3cr3t-pw@db.example/ragit"),
+        ("store.repository", "host=db.example password=s3cr3t-pw"),
+    ):
+        code, out = _config_set(repo, key, value)
+        assert code == 2, (key, out)
+        error = json.loads(out)["error"]
+        assert error["code"] == "INPUT_INVALID"
+        assert "RAGIT_DATABASE_URL" in error["details"]["reason"], (key, error)
+        assert "s3cr3t-pw" not in out
+        assert config.read_bytes() == before
+
+    code, out = _config_set(repo, "store.backend", "mysql")
+    assert code == 2 and json.loads(out)["error"]["code"] == "INPUT_INVALID"
+    code, out = _config_set(repo, "store.backend", "postgres")
+    assert code == 0, out
+    assert json.loads(out)["data"]["previous"] == "zvec"
+    code, out = _config_set(repo, "store.repository", "team/handbook")
+    assert code == 0, out
+    text = config.read_text(encoding="utf-8")
+    assert 'backend = "postgres"' in text and 'repository = "team/handbook"' in text

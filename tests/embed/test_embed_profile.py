@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from ragit.contract.errors import InputInvalid
+from ragit.contract.errors import InputInvalid, RagitError
 from ragit.embed import (
     PLACEHOLDER_DEFAULT_DIMENSIONS,
     PLACEHOLDER_VERSION,
@@ -224,3 +224,28 @@ def test_missing_credential_names_the_variable_only_for_providers_that_need_one(
     assert missing_credential(openai, {"OPENAI_API_KEY": "sk-x"}) is None
     assert missing_credential(resolve_profile({"provider": "ollama"}, {}), {}) is None
     assert missing_credential(resolve_profile({}, {}), {}) is None
+
+
+def test_complete_profile_restores_the_version_a_manifest_block_omits() -> None:
+    """A snapshot read from the shared store carries only the manifest's ``embedding`` block
+    (namespace, provider, model, dimensions): the full profile is the one whose namespace id
+    is the block's, with the configured endpoint or the provider's default; a block no
+    profile of this RAGit reproduces stays as it is (and a query then asks for a migration)."""
+    from ragit.embed import complete_profile, profile_from_store, resolve_profile
+
+    for cfg in (
+        {"provider": "local-placeholder", "model": "placeholder-v1", "dimensions": 64},
+        {"provider": "ollama", "model": "nomic-embed-text"},
+        {"provider": "ollama", "model": "nomic-embed-text", "base_url": "http://127.0.0.1:9/o"},
+    ):
+        full = resolve_profile(cfg).as_dict()
+        block = {k: full[k] for k in ("namespaceId", "provider", "model", "dimensions")}
+        assert complete_profile(block, cfg) == full
+        assert complete_profile(full, cfg) == full
+        profile_from_store(complete_profile(block, cfg), cfg)  # reproducible: no error
+
+    other = {"namespaceId": "0" * 16, "provider": "local-placeholder", "model": "placeholder-v1"}
+    assert complete_profile({**other, "dimensions": 64}, {}) == {**other, "dimensions": 64}
+    with pytest.raises(RagitError) as caught:
+        profile_from_store(complete_profile({**other, "dimensions": 64}, {}), {})
+    assert caught.value.code == "EMBEDDING_MIGRATION_REQUIRED"

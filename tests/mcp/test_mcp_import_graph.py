@@ -27,6 +27,9 @@ FORBIDDEN = {
     "ragit.artifacts.sanitize",
     "ragit.artifacts.storage",
     "ragit.artifacts.writes",
+    "ragit.store.backend_write",
+    "ragit.store.postgres.write",
+    "ragit.store.postgres.migrate",
 }
 FORBIDDEN_PACKAGES = ("ragit.cli", "ragit.hooks", "ragit.memory", "ragit.harness")
 
@@ -59,7 +62,8 @@ for name, args in calls:
     codes.append(result.envelope.get("error", {}).get("code") if result.is_error else "OK")
 service.close()
 after = sorted(m for m in sys.modules if m.startswith("ragit"))
-print(json.dumps({"static": static, "after": after, "codes": codes}))
+drivers = sorted(m for m in sys.modules if m.split(".")[0] in ("psycopg", "pgvector"))
+print(json.dumps({"static": static, "after": after, "codes": codes, "drivers": drivers}))
 """
 
 
@@ -103,6 +107,7 @@ def test_the_server_and_every_tool_path_import_no_writer_module(
     # The read paths really ran (so the check below could have failed).
     for needed in (
         "ragit.store.reader",
+        "ragit.store.backend",
         "ragit.store.journal_scan",
         "ragit.ops.status",
         "ragit.retrieve.query",
@@ -113,6 +118,9 @@ def test_the_server_and_every_tool_path_import_no_writer_module(
         assert needed in modules
     assert _forbidden(report["static"]) == []
     assert _forbidden(modules) == []
+    # The default backend (zvec) never loads the PostgreSQL driver (nor its cost at start).
+    assert report["drivers"] == []
+    assert not any(m.startswith("ragit.store.postgres") for m in modules)
 
 
 def test_the_forbidden_list_names_real_writer_modules() -> None:

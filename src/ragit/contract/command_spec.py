@@ -56,6 +56,8 @@ CONFIG_KEYS: tuple[str, ...] = (
     "docs_authority.sections_glossary",
     "docs_authority.sections_pbd",
     "output.format",
+    "store.backend",
+    "store.repository",
 )
 
 # What each command group is for (the help of `ragit <group> --help`).

@@ -170,7 +170,9 @@ OPS_COMMANDS: tuple[CommandSpec, ...] = (
         description=(
             "Edits .ragit/config.toml in place. Keys are `section.key`; unknown keys and "
             "wrongly typed values are rejected. Lists are given comma-separated or as a JSON "
-            "array. Keys: " + ", ".join(CONFIG_KEYS) + "."
+            "array. A key or value that would hold a connection to the shared store (a URL, "
+            "DSN, password, host or user) is refused: set RAGIT_DATABASE_URL (or libpq's PG* "
+            "variables) instead. Keys: " + ", ".join(CONFIG_KEYS) + "."
         ),
         handler="ragit.cli.commands.config:run_set",
         default_format="json",

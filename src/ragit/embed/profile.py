@@ -16,6 +16,7 @@ Nothing here imports an HTTP client or touches the filesystem.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import ipaddress
 from collections.abc import Callable, Mapping
@@ -513,6 +514,42 @@ def resolve_settings(
         ignored_fields=tuple(ignored),
         config=dict(cfg),
     )
+
+
+def complete_profile(
+    partial: Mapping[str, Any], embedding_cfg: Mapping[str, object] | Any
+) -> dict[str, Any]:
+    """The full profile (``version``, ``baseUrl``) of a manifest's ``embedding`` block, which
+    names only the namespace, provider, model and dimensions (a snapshot read from the shared
+    store carries no more). The version is the one this RAGit produces for the model and the
+    endpoint the configured one or the provider's default, kept only when the namespace id
+    they give is the manifest's; otherwise ``partial`` is returned as it is (and
+    :func:`profile_from_store` then asks for a migration).
+    """
+    if "version" in partial:
+        return dict(partial)
+    provider, model, dimensions = (
+        partial.get("provider"),
+        partial.get("model"),
+        partial.get("dimensions"),
+    )
+    spec = _REGISTRY.get(provider) if isinstance(provider, str) else None
+    info = spec.models.get(model) if spec is not None and isinstance(model, str) else None
+    if spec is None or info is None or not isinstance(dimensions, int):
+        return dict(partial)
+    cfg = dict(as_mapping(embedding_cfg))
+    bases: list[str | None] = [None]
+    if spec.default_base_url is not None:
+        raw = cfg.get("base_url") if cfg.get("provider") == provider else None
+        bases = [spec.default_base_url]
+        if isinstance(raw, str) and raw.strip():
+            with contextlib.suppress(InputInvalid):  # a bad URL: the default endpoint only
+                bases.insert(0, normalize_base_url(raw))
+    for base in bases:
+        candidate = EmbeddingProfile(str(provider), str(model), dimensions, info.version, base)
+        if candidate.namespace_id == partial.get("namespaceId"):
+            return candidate.as_dict()
+    return dict(partial)
 
 
 def profile_from_store(

@@ -114,6 +114,8 @@ def run_ingest(
     manifest = _build_manifest(plan, git, embedder.profile)
     _check_store_profile(ws, embedder.profile.as_dict(), plan, dry_run=req.dry_run)
     noop = plan.existing_target is not None and _same_docs(plan.existing_target, manifest)
+    if noop and cfg.store.backend == "postgres" and not _published_on_server(ws, cfg, plan.target):
+        noop = False  # the local manifest's snapshot is not (or no longer) on the server
     data = _report(ws, req, plan, noop)
     if req.dry_run:
         _dry_run_lock_blockers(ws, data)
@@ -134,9 +136,19 @@ def run_ingest(
         again = plan_ingest(ws, cfg, req, progress)
         return again, _build_manifest(again, git, embedder.profile)
 
-    plan, embed_ms, store_ms, embedded, lock_warnings = _apply(
-        ws, plan, manifest, embedder, progress, planned_on, replan
-    )
+    if cfg.store.backend == "postgres":
+
+        def replan_fresh() -> tuple[IngestPlan, Manifest]:
+            again = plan_ingest(ws, cfg, req, progress, reuse_documents=False)
+            return again, _build_manifest(again, git, embedder.profile)
+
+        plan, embed_ms, store_ms, embedded, lock_warnings = _apply_shared(
+            ws, cfg, plan, manifest, embedder, progress, replan_fresh
+        )
+    else:
+        plan, embed_ms, store_ms, embedded, lock_warnings = _apply(
+            ws, plan, manifest, embedder, progress, planned_on, replan
+        )
     if plan.artifact_entries:
         from ragit.artifacts.binding import mark_bound
 
@@ -331,6 +343,105 @@ def _count_missing(ws: Workspace, chunk_ids: list[str]) -> int:
         return len(chunk_ids) - len(reader.fetch(chunk_ids))
     finally:
         reader.close()
+
+
+def _published_on_server(ws: Workspace, cfg: RagitConfig, sha: str) -> bool:
+    """Whether the shared store holds a snapshot of ``sha`` for this repository.
+
+    Raises:
+        SnapshotStoreUnavailable: no server, refused (naming ``sha``).
+    """
+    from ragit.config import store_repository
+    from ragit.store.backend import open_source
+
+    source = open_source(ws, "postgres", store_repository(cfg))
+    try:
+        return source.manifest(sha) is not None
+    finally:
+        source.close()
+
+
+def _naming(exc: Any, sha: str) -> Any:
+    """``SNAPSHOT_STORE_UNAVAILABLE`` naming the commit being ingested (the message is masked
+    already)."""
+    from ragit.contract.errors import SnapshotStoreUnavailable
+
+    if exc.details.get("resolvedSha") is not None:
+        return exc
+    return SnapshotStoreUnavailable(sha, str(exc.details.get("reason")))
+
+
+def _apply_shared(
+    ws: Workspace,
+    cfg: RagitConfig,
+    plan: IngestPlan,
+    manifest: Manifest,
+    embedder: Any,
+    progress: Progress,
+    replan_fresh: Callable[[], tuple[IngestPlan, Manifest]],
+) -> tuple[IngestPlan, int, int, int, list[str]]:
+    """Apply to the shared store (``store.backend = "postgres"``, docs/team.md).
+
+    Documents the plan carries over from local manifests are checked against the server: when
+    it lacks some of their chunks (the manifests were made by a zvec ingest, or for another
+    server), the commit is planned again without reuse, so those chunks are written too.
+
+    Under the local writer lock (one ingest per worktree; selection reports it as running):
+    the chunks the server lacks are embedded and written in batches, then the manifest's
+    bytes and every chunk id it names are published in one transaction, and only then the
+    local manifest file is written. A writer killed before the publication leaves the
+    commit's previous snapshot on the server answering (the chunks it wrote stay, unused,
+    and are skipped by the next ingest).
+    """
+    from ragit import _faults as faults
+    from ragit.config import store_repository
+    from ragit.contract.errors import SnapshotStoreUnavailable
+    from ragit.snapshot.manifest import write_manifest
+    from ragit.store.backend_write import open_writer
+    from ragit.store.lock import WriterLock
+
+    profile = embedder.profile.as_dict()
+    try:
+        # Connect first: an unreachable server fails the ingest before anything local moves.
+        writer = open_writer(
+            "postgres",
+            repository=store_repository(cfg),
+            namespace=str(profile["namespaceId"]),
+            dimensions=int(profile["dimensions"]),
+        )
+    except SnapshotStoreUnavailable as exc:
+        raise _naming(exc, plan.target) from None
+    with writer, WriterLock.acquire(ws, command="ingest", head_sha=plan.target) as lock:
+        warnings = list(lock.warnings)
+        rows = list(_new_rows(plan).values())
+        t0 = time.monotonic()
+        try:
+            wanted = manifest.all_chunk_ids()
+            present = writer.existing(wanted)
+            if wanted - present - {r.chunk_id for r in rows}:
+                progress("plan: the shared store lacks chunks of reused documents; reading them")
+                plan, manifest = replan_fresh()
+                rows = list(_new_rows(plan).values())
+                present = writer.existing(r.chunk_id for r in rows)
+            candidates = [r for r in rows if r.chunk_id not in present]
+            store_ms = int((time.monotonic() - t0) * 1000)
+            t1 = time.monotonic()
+            if candidates:
+                progress(f"embed: 0/{len(candidates)} new chunks with {profile['provider']}")
+            embedded_rows = _embed_rows(candidates, embedder, progress)
+            embed_ms = int((time.monotonic() - t1) * 1000)
+            t2 = time.monotonic()
+            progress(f"store: 0/2 steps: writing {len(embedded_rows)} chunks to the shared store")
+            writer.write(embedded_rows)
+            faults.reach("shared-chunks-written")
+            progress("store: 1/2 steps: publishing the snapshot")
+            writer.publish(plan.target, manifest.to_json_bytes(), manifest.all_chunk_ids())
+            progress("store: 2/2 steps: published")
+        except SnapshotStoreUnavailable as exc:
+            raise _naming(exc, plan.target) from None
+        write_manifest(ws, manifest)
+        store_ms += int((time.monotonic() - t2) * 1000)
+    return plan, embed_ms, store_ms, len(embedded_rows), warnings
 
 
 def _apply(

@@ -189,9 +189,18 @@ def _process_doc(
 
 
 def plan_ingest(
-    ws: Workspace, cfg: RagitConfig, req: IngestRequest, progress: Progress
+    ws: Workspace,
+    cfg: RagitConfig,
+    req: IngestRequest,
+    progress: Progress,
+    *,
+    reuse_documents: bool = True,
 ) -> IngestPlan:
     """Compute the new snapshot without writing anything.
+
+    ``reuse_documents=False``: every candidate document is read and chunked again, none is
+    carried over from an indexed manifest (the shared store lacks chunks the local manifests
+    name: they were stored elsewhere).
 
     Raises:
         typed errors for bad refs, bases and dirty candidates (apply mode only; a
@@ -251,7 +260,7 @@ def plan_ingest(
         if manifest is not None and manifest not in reuse_from:
             reuse_from.append(manifest)
     reuse: dict[tuple[str, str], ManifestDoc] = {}
-    for manifest in reversed(reuse_from):
+    for manifest in reversed(reuse_from if reuse_documents else []):
         for doc in manifest.docs:
             if doc.version_id == ids.version_id(doc.document_id, doc.blob_sha):
                 reuse[(doc.path, doc.blob_sha)] = doc

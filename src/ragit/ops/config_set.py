@@ -7,6 +7,7 @@ through tomlkit so comments, key order and every other byte of the file survive.
 from __future__ import annotations
 
 import json
+import re
 import types
 import typing
 from typing import Any
@@ -66,6 +67,36 @@ def _coerce(section: str, key: str, raw: str) -> Any:
     return text
 
 
+# Key names that would hold (part of) a connection to the shared store. Its server is named
+# only by the environment; a config file is often committed, so it never holds one.
+_CONNECTION_KEY = re.compile(
+    r"(?:^|_)(?:url|uri|dsn|conninfo|connection|conn|password|passwd|pwd|secret|host|port|"
+    r"user|username|database|dbname|service|sslmode|sslkey|sslcert)(?:$|_)"
+)
+_CONNECTION_VALUE = re.compile(
+    r"(?i)^\s*postgres(?:ql)?://|(?:^|\s)(?:password|host|dbname|user|port|service)\s*="
+)
+CONNECTION_REASON = (
+    "the shared store's connection is never stored in the config file: set "
+    "RAGIT_DATABASE_URL (or libpq's PG* variables) in the environment"
+)
+
+
+def refuse_connection(dotted: str, raw: str) -> None:
+    """Refuse a key (not one RAGit honours) named like a connection setting, or a value that
+    is a connection string, with :data:`CONNECTION_REASON`; the value is never echoed.
+
+    Raises:
+        InputInvalid: ``field`` ``key`` or ``value``.
+    """
+    parts = dotted.split(".")
+    known = len(parts) == 2 and parts[0] in SECTIONS and parts[1] in SECTIONS[parts[0]].model_fields
+    if not known and any(_CONNECTION_KEY.search(part.lower()) for part in parts):
+        raise InputInvalid("key", CONNECTION_REASON)
+    if known and parts[0] == "store" and _CONNECTION_VALUE.search(raw):
+        raise InputInvalid("value", CONNECTION_REASON)
+
+
 def _raw_value(ws: Workspace, section: str, key: str) -> Any:
     import tomlkit
 
@@ -101,6 +132,7 @@ def set_value(ws: Workspace, dotted: str, raw: str, *, dry_run: bool) -> ConfigS
 
     from ragit.contract.errors import NotInitialized
 
+    refuse_connection(dotted, raw)
     parts = dotted.split(".")
     if len(parts) != 2 or parts[0] not in SECTIONS:
         raise InputInvalid("key", "unknown key; use section.key (see `ragit describe config set`)")

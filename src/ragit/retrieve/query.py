@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import Field, StrictBool, StrictInt
 
-from ragit.contract.errors import CorruptError, RagitError, SnapshotStoreUnavailable
+from ragit.contract.errors import RagitError
 from ragit.contract.inputs import positive_int, required_text
 from ragit.contract.models import InputModel
 from ragit.retrieve.engine import Hit, retrieve_durable
@@ -88,52 +88,44 @@ def check_pack(req: PackRequest, *, max_budget: int = CLI_MAX_BUDGET) -> None:
 
 
 class Engine:
-    """What a read needs beyond the request: the embedder and the reader of the store.
+    """What a read needs beyond the request: the embedder and the store's snapshot source
+    (:mod:`ragit.store.backend`: the embedded zvec store or the shared PostgreSQL store, as
+    ``store.backend`` says).
 
     The CLI builds a fresh one per process; the MCP server keeps one open across
-    calls and reopens the reader only when the store generation changes.
+    calls (zvec: the reader is reopened only when the store generation changes).
     """
 
     def __init__(self, ws: Workspace, *, mode: Literal["cli", "mcp"] = "cli") -> None:
         self.ws = ws
         self.mode = mode
-        self._reader: Any = None
+        self._source: Any = None
+        self._source_key: tuple[str, str] | None = None
         self._embedder: Any = None
         self._embedder_key: str | None = None
 
+    def source(self, backend: str = "zvec", repository: str = "") -> Any:
+        """The open snapshot source of ``backend`` (reopened when the configuration names
+        another backend or repository)."""
+        from ragit.store.backend import open_source
+
+        key = (backend, repository if backend != "zvec" else "")
+        if self._source is None or self._source_key != key:
+            self.close()
+            self._source = open_source(self.ws, backend, repository)
+            self._source_key = key
+        return self._source
+
     def reader(self, resolved_sha: str) -> Any:
-        """The open reader copy of the latest published generation.
+        """The snapshot of ``resolved_sha`` as the retrieval engine reads it (zvec: the open
+        reader copy of the latest published generation).
 
         Raises:
-            SnapshotStoreUnavailable: no store, or no usable copy.
-            StoreReadBusy: a writer is active and no copy exists yet.
+            SnapshotStoreUnavailable: no store, or no usable copy, or no server.
+            StoreReadBusy: a writer is active and no copy exists yet; a lost connection.
         """
-        from ragit.store.meta import read_meta
-        from ragit.store.reader import StoreReader
-
-        try:
-            meta = read_meta(self.ws)
-        except CorruptError as exc:
-            # A corrupt or future store metadata file is exit 4, as it says; name the snapshot.
-            if "resolvedSha" in exc.details and exc.details["resolvedSha"] is None:
-                exc.details["resolvedSha"] = resolved_sha
-            raise
-        except RagitError as exc:
-            raise SnapshotStoreUnavailable(resolved_sha, exc.message) from exc
-        if meta is None:
-            raise SnapshotStoreUnavailable(resolved_sha, "the store does not exist")
-        if self._reader is not None and (
-            self._reader.store_id == meta.store_id and self._reader.generation == meta.generation
-        ):
-            return self._reader
-        if self._reader is not None:
-            self._reader.close()
-            self._reader = None
-        try:
-            self._reader = StoreReader.open_latest(self.ws)
-        except SnapshotStoreUnavailable as exc:
-            raise SnapshotStoreUnavailable(resolved_sha, str(exc.details.get("reason"))) from exc
-        return self._reader
+        source = self._source if self._source is not None else self.source()
+        return source.snapshot(resolved_sha)
 
     def embed_question(
         self, text: str, store_profile: Mapping[str, Any] | None
@@ -163,9 +155,10 @@ class Engine:
         return vectors[0]
 
     def close(self) -> None:
-        if self._reader is not None:
-            self._reader.close()
-            self._reader = None
+        if self._source is not None:
+            self._source.close()
+            self._source = None
+            self._source_key = None
 
 
 def retrieve_hits(
@@ -184,24 +177,39 @@ def retrieve_hits(
     ``retrieval.hits_per_document``, what ``query`` answers with). ``context pack`` and
     ``memory recall`` take every passage and decide themselves what to keep.
     """
-    from ragit.config import load_config
+    from ragit.config import load_config, store_repository
     from ragit.snapshot._git import GitRepo
     from ragit.snapshot.selection import dirty_warning, select_snapshot
 
     git = GitRepo(ws.root)
-    selection = select_snapshot(ws, git, at)
+    try:
+        configured = load_config(ws)
+    except RagitError:
+        configured = None  # reported below, after selection, as without a backend choice
+    if configured is not None and configured.store.backend != "zvec":
+        source = engine.source(configured.store.backend, store_repository(configured))
+        selection = select_snapshot(ws, git, at, source)
+    else:
+        # The embedded store's manifests are the files selection reads (and caches) itself.
+        engine.source()
+        selection = select_snapshot(ws, git, at)
     warnings: list[str] = []
     if selection.worktree_dirty:
         warnings.append(dirty_warning(ws, git))
-    cfg = load_config(ws)
+    cfg = configured if configured is not None else load_config(ws)
     hits: list[Hit] = []
     if scope in ("durable", "all"):
         from ragit.embed import provider_spec
 
         reader = engine.reader(selection.resolved_sha)
-        spec = provider_spec(str(reader.embedding.get("provider", "local-placeholder")))
+        profile = reader.embedding
+        if "version" not in profile:  # the shared store's snapshots carry the manifest's block
+            from ragit.embed import complete_profile
+
+            profile = complete_profile(profile, cfg.embedding)
+        spec = provider_spec(str(profile.get("provider", "local-placeholder")))
         alpha = cfg.retrieval.alpha if cfg.retrieval.alpha is not None else spec.default_alpha
-        vector = engine.embed_question(text, reader.embedding) if alpha > 0 else None
+        vector = engine.embed_question(text, profile) if alpha > 0 else None
         hits = retrieve_durable(
             selection.manifest,
             selection.resolved_sha,

@@ -161,6 +161,27 @@ def load_manifest(ws: Workspace, sha: str) -> Manifest:
     return manifest
 
 
+def parse_manifest(sha: str, raw: bytes, where: str) -> Manifest:
+    """Validate the manifest bytes of ``sha`` read from elsewhere than the manifest directory
+    (the shared store); ``where`` names their origin in errors.
+
+    Raises:
+        SnapshotManifestInvalid, SnapshotSchemaUnsupported: as :func:`load_manifest`.
+    """
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        manifest = _parse(sha, where, raw)
+    finally:
+        if collecting:
+            gc.enable()
+    if manifest.index_version < 1:
+        raise SnapshotManifestInvalid(sha, where, "indexVersion must be a positive integer")
+    if manifest.commit_sha != sha:
+        raise SnapshotManifestInvalid(sha, where, "commitSha does not match the commit")
+    return manifest
+
+
 def _parse(sha: str, rel: str, raw: bytes) -> Manifest:
     try:
         data = json.loads(raw.decode("utf-8"))

@@ -11,7 +11,7 @@ Selection happens before any embedding call or store access.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from ragit.contract.errors import (
     RepositoryStateChanged,
@@ -19,7 +19,7 @@ from ragit.contract.errors import (
     SnapshotNotIndexed,
 )
 from ragit.snapshot._git import GitRepo, HeadInfo
-from ragit.snapshot.manifest import Manifest, load_manifest, manifest_exists
+from ragit.snapshot.manifest import Manifest, load_manifest, manifest_exists, parse_manifest
 from ragit.workspace import Workspace
 
 DIRTY_WARNING = (
@@ -58,6 +58,16 @@ def dirty_warning(ws: Workspace, git: GitRepo) -> str:
     return f"{DIRTY_WARNING}: {', '.join(docs[:10])}{more}"
 
 
+class ManifestSource(Protocol):
+    """Where manifests come from when they are not the files of ``.ragit/manifest`` (the
+    shared store: ``ragit.store.backend.PostgresSource``)."""
+
+    name: str
+
+    def manifest(self, sha: str) -> bytes | None: ...
+    def indexed_shas(self) -> list[str]: ...
+
+
 @dataclass(frozen=True)
 class Selection:
     """A resolved, loaded snapshot."""
@@ -82,8 +92,14 @@ class Selection:
         }
 
 
-def nearest_indexed_ancestor(ws: Workspace, git: GitRepo, sha: str) -> str | None:
-    """The closest first-parent ancestor of ``sha`` that has a manifest."""
+def nearest_indexed_ancestor(
+    ws: Workspace, git: GitRepo, sha: str, source: ManifestSource | None = None
+) -> str | None:
+    """The closest first-parent ancestor of ``sha`` that has a manifest (with ``source``:
+    that the source has indexed)."""
+    if source is not None:
+        indexed = set(source.indexed_shas())
+        return next((c for c in git.first_parents(sha) if c in indexed), None)
     for candidate in git.first_parents(sha):
         if manifest_exists(ws, candidate):
             return candidate
@@ -121,8 +137,13 @@ def ingest_running(ws: Workspace, sha: str, *, is_head: bool) -> dict[str, Any] 
     return None
 
 
-def select_snapshot(ws: Workspace, git: GitRepo, at: str | None) -> Selection:
+def select_snapshot(
+    ws: Workspace, git: GitRepo, at: str | None, source: ManifestSource | None = None
+) -> Selection:
     """Resolve and load the exact snapshot for a read.
+
+    ``source``: where the manifests are (None: the files of ``.ragit/manifest``); the rules
+    are the same, with the source's indexed commits as the candidates.
 
     Raises:
         SnapshotRefInvalid, SnapshotRefAmbiguous: a bad ``at``.
@@ -132,7 +153,7 @@ def select_snapshot(ws: Workspace, git: GitRepo, at: str | None) -> Selection:
     """
     if at is not None and at != "HEAD":
         sha = git.resolve_read_ref(at)
-        manifest = _load_or_not_indexed(ws, git, sha, head_selected=False)
+        manifest = _load_or_not_indexed(ws, git, sha, head_selected=False, source=source)
         head = git.head()
         return Selection(at, sha, "explicit-exact", head, git.is_dirty(), manifest)
     requested = at or "HEAD"
@@ -148,7 +169,7 @@ def select_snapshot(ws: Workspace, git: GitRepo, at: str | None) -> Selection:
             raise unborn
         if first_head is None:
             first_head = before.sha
-        manifest = _load_or_not_indexed(ws, git, before.sha, head_selected=True)
+        manifest = _load_or_not_indexed(ws, git, before.sha, head_selected=True, source=source)
         _fault("selection-loaded")
         after = git.head()
         if after.sha == before.sha:
@@ -158,16 +179,32 @@ def select_snapshot(ws: Workspace, git: GitRepo, at: str | None) -> Selection:
             raise RepositoryStateChanged(first_head, after.sha, attempts)
 
 
-def _load_or_not_indexed(ws: Workspace, git: GitRepo, sha: str, *, head_selected: bool) -> Manifest:
-    try:
+def _load(ws: Workspace, sha: str, source: ManifestSource | None) -> Manifest:
+    if source is None:
         return load_manifest(ws, sha)
+    raw = source.manifest(sha)
+    if raw is None:
+        raise FileNotFoundError(sha)
+    return parse_manifest(sha, raw, f"{source.name}:{sha}")
+
+
+def _load_or_not_indexed(
+    ws: Workspace,
+    git: GitRepo,
+    sha: str,
+    *,
+    head_selected: bool,
+    source: ManifestSource | None = None,
+) -> Manifest:
+    try:
+        return _load(ws, sha, source)
     except FileNotFoundError:
         running = ingest_running(ws, sha, is_head=head_selected or sha == git.head().sha)
         if running is not None:
             raise SnapshotIngestRunning(sha, running) from None
         error = SnapshotNotIndexed(
             sha,
-            nearest_indexed_ancestor=nearest_indexed_ancestor(ws, git, sha),
+            nearest_indexed_ancestor=nearest_indexed_ancestor(ws, git, sha, source),
             head_selected=head_selected,
         )
         if not ws.is_initialized():

@@ -1,0 +1,223 @@
+"""The store backend boundary, reading half: where the snapshots of a repository are read.
+
+``store.backend`` (config) chooses the backend:
+
+* ``zvec`` (the default): the embedded store under ``.ragit/store``; manifests are the files
+  of ``.ragit/manifest``, a snapshot is read through the reader copy of the latest published
+  generation (:class:`ragit.store.reader.StoreReader`), exactly as before the boundary;
+* ``postgres``: the shared store (docs/team.md); manifests and chunk ids come from the
+  server (:class:`ragit.store.postgres.read.PgReader`), so a clone that never ingested reads
+  what another machine published. Its modules (and psycopg) are imported only when this
+  backend is chosen.
+
+A :class:`SnapshotSource` answers the questions a read asks, in the order it asks them:
+which commits are indexed (the candidates of snapshot selection), the manifest of one
+commit, and that commit's chunks as the store the retrieval engine ranks
+(:class:`SnapshotStore`, the interface of ``StoreReader``). Writing is the other half,
+:mod:`ragit.store.backend_write`, which the read-only MCP server never imports.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from ragit.contract.errors import CorruptError, RagitError, SnapshotStoreUnavailable
+from ragit.workspace import Workspace
+
+BACKENDS = ("zvec", "postgres")
+_SHA40 = re.compile(r"[0-9a-f]{40}")
+
+
+class SnapshotStore(Protocol):
+    """One snapshot's chunks as :func:`ragit.retrieve.engine.retrieve_durable` reads them."""
+
+    @property
+    def store_id(self) -> str: ...
+    @property
+    def generation(self) -> int: ...
+    @property
+    def chunk_count(self) -> int: ...
+    @property
+    def embedding(self) -> dict[str, Any]: ...
+
+    def vector_search(self, vector: Sequence[float], topk: int) -> list[tuple[str, float]]: ...
+    def terms(self) -> Any: ...
+    def fetch(self, ids: Sequence[str]) -> dict[str, Any]: ...
+    def fetch_vectors(self, ids: Sequence[str]) -> dict[str, list[float]]: ...
+
+
+class SnapshotSource(Protocol):
+    """Where a read finds snapshots (one per backend)."""
+
+    name: str
+
+    def indexed_shas(self) -> list[str]:
+        """The commits with a published snapshot (selection's candidates), sorted."""
+        ...
+
+    def manifest(self, sha: str) -> bytes | None:
+        """The manifest bytes of ``sha`` (None: not indexed)."""
+        ...
+
+    def snapshot(self, sha: str) -> SnapshotStore:
+        """The chunks of ``sha``'s snapshot, ready for the retrieval engine."""
+        ...
+
+    def close(self) -> None: ...
+
+
+def _unavailable(sha: str | None, exc: SnapshotStoreUnavailable) -> SnapshotStoreUnavailable:
+    """``exc`` naming the snapshot a read was selecting (the message is already masked)."""
+    if sha is None or exc.details.get("resolvedSha") is not None:
+        return exc
+    return SnapshotStoreUnavailable(sha, str(exc.details.get("reason")))
+
+
+class ZvecSource:
+    """The embedded store: manifest files and the reader copy of the latest generation.
+
+    The reader stays open across calls (the MCP server keeps one source) and is reopened only
+    when the published store generation changes.
+    """
+
+    name = "zvec"
+
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
+        self._reader: Any = None
+
+    def indexed_shas(self) -> list[str]:
+        try:
+            names = [p.name for p in self.ws.manifest_dir.iterdir()]
+        except FileNotFoundError:
+            return []
+        return sorted(n[:-5] for n in names if n.endswith(".json") and _SHA40.fullmatch(n[:-5]))
+
+    def manifest(self, sha: str) -> bytes | None:
+        try:
+            return self.ws.manifest_path(sha).read_bytes()
+        except FileNotFoundError:
+            return None
+
+    def snapshot(self, sha: str) -> SnapshotStore:
+        """The open reader copy of the latest published generation.
+
+        Raises:
+            SnapshotStoreUnavailable: no store, or no usable copy.
+            StoreReadBusy: a writer is active and no copy exists yet.
+            CorruptError: corrupt or future store metadata (naming ``sha``).
+        """
+        from ragit.store.meta import read_meta
+        from ragit.store.reader import StoreReader
+
+        try:
+            meta = read_meta(self.ws)
+        except CorruptError as exc:
+            # A corrupt or future store metadata file is exit 4, as it says; name the snapshot.
+            if "resolvedSha" in exc.details and exc.details["resolvedSha"] is None:
+                exc.details["resolvedSha"] = sha
+            raise
+        except RagitError as exc:
+            raise SnapshotStoreUnavailable(sha, exc.message) from exc
+        if meta is None:
+            raise SnapshotStoreUnavailable(sha, "the store does not exist")
+        reader = self._reader
+        if reader is not None and (
+            reader.store_id == meta.store_id and reader.generation == meta.generation
+        ):
+            return reader  # type: ignore[no-any-return]
+        self.close()
+        try:
+            self._reader = StoreReader.open_latest(self.ws)
+        except SnapshotStoreUnavailable as exc:
+            raise SnapshotStoreUnavailable(sha, str(exc.details.get("reason"))) from exc
+        return self._reader  # type: ignore[no-any-return]
+
+    def close(self) -> None:
+        if self._reader is not None:
+            self._reader.close()
+            self._reader = None
+
+
+class PostgresSource:
+    """The shared store: snapshots the server holds for ``repository``, read in read-only
+    ``REPEATABLE READ`` transactions. The connection opens on the first call and stays open
+    (the MCP server keeps one source); a lost connection is opened again on the next call."""
+
+    name = "postgres"
+
+    def __init__(self, repository: str) -> None:
+        self.repository = repository
+        self._reader: Any = None
+        self._snapshots: dict[str, Any] = {}
+
+    def _pg(self, sha: str | None) -> Any:
+        if self._reader is None:
+            try:
+                from ragit.store.postgres.read import PgReader
+            except ImportError:
+                raise SnapshotStoreUnavailable(
+                    sha,
+                    "store.backend is postgres but its client is not installed "
+                    "(pip install 'ragit[postgres]')",
+                ) from None
+            try:
+                self._reader = PgReader.open()
+            except SnapshotStoreUnavailable as exc:
+                raise _unavailable(sha, exc) from None
+        return self._reader
+
+    def indexed_shas(self) -> list[str]:
+        try:
+            shas: list[str] = self._pg(None).snapshot_shas(self.repository)
+        except SnapshotStoreUnavailable as exc:
+            raise _unavailable(None, exc) from None
+        return shas
+
+    def _published(self, sha: str) -> Any:
+        cached = self._snapshots.get(sha)
+        if cached is not None:
+            return cached
+        try:
+            found = self._pg(sha).snapshot(self.repository, sha)
+        except SnapshotStoreUnavailable as exc:
+            raise _unavailable(sha, exc) from None
+        if found is not None:
+            # One snapshot per call: a commit republished later is read again next time.
+            self._snapshots = {sha: found}
+        return found
+
+    def manifest(self, sha: str) -> bytes | None:
+        self._snapshots.pop(sha, None)  # a new read selects again
+        found = self._published(sha)
+        return None if found is None else bytes(found.manifest)
+
+    def snapshot(self, sha: str) -> SnapshotStore:
+        found = self._published(sha)
+        if found is None:
+            raise SnapshotStoreUnavailable(sha, "the shared store has no snapshot of the commit")
+        view: SnapshotStore = self._pg(sha).view(found)
+        return view
+
+    def close(self) -> None:
+        self._snapshots = {}
+        if self._reader is not None:
+            self._reader.close()
+            self._reader = None
+
+
+def open_source(ws: Workspace, backend: str = "zvec", repository: str | None = None) -> Any:
+    """The :class:`SnapshotSource` of ``backend`` (nothing is opened before the first call).
+
+    Raises:
+        InputInvalid: an unknown backend.
+    """
+    if backend == "zvec":
+        return ZvecSource(ws)
+    if backend == "postgres":
+        return PostgresSource(repository or "")
+    from ragit.contract.errors import InputInvalid
+
+    raise InputInvalid("store.backend", f"must be one of {', '.join(BACKENDS)}")

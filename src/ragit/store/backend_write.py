@@ -1,0 +1,91 @@
+"""The store backend boundary, writing half (ingest): the read-only MCP server never imports
+this module (the ``mcp-read-only`` import contract).
+
+:func:`open_writer` returns the :class:`SnapshotWriter` of the shared store
+(``store.backend = "postgres"``): chunks are written in batches, each batch one transaction
+(:meth:`ragit.store.postgres.write.PgWriter.write`, a content-addressed upsert), and a
+snapshot is published — the manifest's exact bytes and every chunk id it names — in one
+transaction that first checks every chunk is stored. A writer killed before that commit
+leaves the commit's previous snapshot (if any) answering.
+
+The embedded zvec store's write path (writer lock, journal, insert, verify, generation
+publication) stays in :mod:`ragit.ingest.apply`, where its crash-recovery machinery lives.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any, Protocol
+
+from ragit.contract.errors import SnapshotStoreUnavailable
+from ragit.store.rows import ChunkRow
+
+# Rows per write transaction: each commits on its own, so an interrupted ingest keeps the
+# chunks it stored and the next one skips them (they are content-addressed).
+WRITE_BATCH = 500
+
+
+class SnapshotWriter(Protocol):
+    """Writes one repository's snapshots in one embedding namespace; a context manager."""
+
+    def existing(self, ids: Iterable[str]) -> set[str]: ...
+    def write(self, rows: Sequence[ChunkRow]) -> int: ...
+    def publish(self, commit_sha: str, manifest: bytes, chunk_ids: Iterable[str]) -> None: ...
+    def close(self) -> None: ...
+    def __enter__(self) -> SnapshotWriter: ...
+    def __exit__(self, *exc: object) -> None: ...
+
+
+class PostgresWriter:
+    """:class:`SnapshotWriter` over :class:`~ragit.store.postgres.write.PgWriter`."""
+
+    def __init__(self, pg: Any, batch: int = WRITE_BATCH) -> None:
+        self._pg = pg
+        self._batch = batch
+
+    def existing(self, ids: Iterable[str]) -> set[str]:
+        found: set[str] = self._pg.existing(ids)
+        return found
+
+    def write(self, rows: Sequence[ChunkRow]) -> int:
+        """Store ``rows`` in batches (one transaction each); returns how many were new."""
+        written = 0
+        for i in range(0, len(rows), self._batch):
+            written += int(self._pg.write(rows[i : i + self._batch]).written)
+        return written
+
+    def publish(self, commit_sha: str, manifest: bytes, chunk_ids: Iterable[str]) -> None:
+        self._pg.publish(commit_sha, manifest, chunk_ids)
+
+    def close(self) -> None:
+        self._pg.close()
+
+    def __enter__(self) -> PostgresWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def open_writer(
+    backend: str, *, repository: str, namespace: str, dimensions: int
+) -> SnapshotWriter:
+    """The writer of ``backend`` for one repository and embedding namespace.
+
+    Raises:
+        SnapshotStoreUnavailable: no server, refused, an old schema, or the client missing.
+        InputInvalid: ``backend`` has no writer here (zvec's is the ingest's own).
+    """
+    if backend != "postgres":
+        from ragit.contract.errors import InputInvalid
+
+        raise InputInvalid("store.backend", f"no snapshot writer for {backend!r} here")
+    try:
+        from ragit.store.postgres.write import PgWriter
+    except ImportError:
+        raise SnapshotStoreUnavailable(
+            None,
+            "store.backend is postgres but its client is not installed "
+            "(pip install 'ragit[postgres]')",
+        ) from None
+    return PostgresWriter(PgWriter.open(repository, namespace, dimensions))
