@@ -31,7 +31,7 @@ import os
 import shutil
 import tempfile
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, ClassVar
@@ -210,6 +210,32 @@ def _session(model: Path | bytes) -> Any:
     return ort.InferenceSession(source, options, providers=["CPUExecutionProvider"])
 
 
+def _built_session(
+    build: Callable[[ModelFiles, Path | None], Path],
+    files: ModelFiles,
+    cache_dir: Path | None,
+    label: str,
+) -> tuple[Any, Path]:
+    """The session of the model ``build`` makes (or finds cached), and its file; a cached file
+    that does not load is built again once.
+
+    Raises:
+        EmbeddingModelInvalid: the model built afresh does not load either.
+    """
+    path = build(files, cache_dir)
+    try:
+        return _session(path), path
+    except Exception:  # onnxruntime's errors share no base class; a damaged cache file
+        path.unlink(missing_ok=True)
+        path = build(files, cache_dir)
+        try:
+            return _session(path), path
+        except Exception as exc:
+            raise EmbeddingModelInvalid(
+                str(path), f"the {label} model built from the weights does not load"
+            ) from exc
+
+
 class OrtFp32Runner:
     """The fp32 encoder graph (no smoothing, no quantization) on onnxruntime.
 
@@ -230,19 +256,7 @@ class OrtFp32Runner:
                 built model does not load even after a rebuild.
             OSError: the cache folder cannot be written.
         """
-        path = build_fp32_model(files, cache_dir)
-        try:
-            self._session = _session(path)
-        except Exception:  # onnxruntime's errors share no base class; a damaged cache file
-            path.unlink(missing_ok=True)
-            path = build_fp32_model(files, cache_dir)
-            try:
-                self._session = _session(path)
-            except Exception as exc:
-                raise EmbeddingModelInvalid(
-                    str(path), "the fp32 model built from the weights does not load"
-                ) from exc
-        self.model_file = path
+        self._session, self.model_file = _built_session(build_fp32_model, files, cache_dir, "fp32")
 
     def embed_ids(self, ids: Sequence[int]) -> NDArray[np.float32]:
         """The unit vector of one text's token ids (already truncated)."""
@@ -282,19 +296,7 @@ class OrtInt8Encoder:
         self.workers = workers
         self.build_id = build_id(files)
         self._tokenizer = load_tokenizer(files.tokenizer)
-        path = build_int8_model(files, cache_dir)
-        try:
-            self._session = _session(path)
-        except Exception:  # onnxruntime's errors share no base class; a damaged cache file
-            path.unlink(missing_ok=True)
-            path = build_int8_model(files, cache_dir)
-            try:
-                self._session = _session(path)
-            except Exception as exc:
-                raise EmbeddingModelInvalid(
-                    str(path), "the int8 model built from the weights does not load"
-                ) from exc
-        self.model_file = path
+        self._session, self.model_file = _built_session(build_int8_model, files, cache_dir, "int8")
 
     @classmethod
     def load(
