@@ -432,6 +432,9 @@ def _apply_shared(
             embed_ms = int((time.monotonic() - t1) * 1000)
             t2 = time.monotonic()
             progress(f"store: 0/2 steps: writing {len(embedded_rows)} chunks to the shared store")
+            # Announced before the batches: a load that is large for the namespace goes in
+            # without the HNSW graph, which the publication builds once over every row.
+            writer.expect(len(embedded_rows))
             writer.write(embedded_rows)
             faults.reach("shared-chunks-written")
             progress("store: 1/2 steps: publishing the snapshot")

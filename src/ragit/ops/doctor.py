@@ -19,6 +19,11 @@ from ragit.contract.errors import FIRST_COMMIT_RECOVERY, DoctorChecksFailed, Rag
 from ragit.workspace import GITIGNORE_ENTRIES, Workspace
 
 REBUILD = "ragit repair --apply --action store-rebuild"
+MIGRATE_STORE = "ragit migrate store"
+CONFIGURE_SERVER = "export RAGIT_DATABASE_URL=postgresql://<user>@<host>/<database>"
+UPGRADE_RAGIT = "pip install --upgrade 'ragit[postgres]'"
+# Index states that need a writer: the next ingest that publishes a snapshot builds the graph.
+_INDEX_FAILURES = ("invalid", "missing")
 
 
 @dataclass
@@ -208,6 +213,93 @@ class _Doctor:
             self._keyword_index(reader, wanted)
         finally:
             reader.close()
+
+    def shared_store(self) -> None:
+        """``store.backend = "postgres"``: the server, its schema and pgvector versions, each
+        namespace's HNSW index and the repository's indexed commits (every text masked)."""
+        from ragit.config import store_repository
+        from ragit.store.backend import masked, shared_health
+
+        repository = store_repository(self.cfg)
+        try:
+            facts = shared_health(repository)
+        except RagitError as exc:
+            recovery = CONFIGURE_SERVER if "RAGIT_DATABASE_URL" in exc.message else exc.recovery
+            self.add("store.connection", False, masked(exc.message), recovery, backend="postgres")
+            return
+        server = facts["server"]
+        where = f"{server['host']}:{server['port']}/{server['database']}"
+        self.add(
+            "store.connection",
+            True,
+            masked(f"connected to PostgreSQL {server['version']} at {where}"),
+            backend="postgres",
+        )
+        version, target = int(facts["schemaVersion"]), int(facts["targetSchemaVersion"])
+        versions: dict[str, Any] = {"schemaVersion": version, "targetSchemaVersion": target}
+        if version == target:
+            self.add("store.schema", True, f"schema version {version} (current)", **versions)
+        elif version < target:
+            self.add(
+                "store.schema",
+                False,
+                f"schema version {version}, this RAGit needs {target}: apply the migrations",
+                MIGRATE_STORE,
+                **versions,
+            )
+        else:
+            self.add(
+                "store.schema",
+                False,
+                f"schema version {version} is newer than this RAGit's {target}: upgrade RAGit",
+                UPGRADE_RAGIT,
+                **versions,
+            )
+        vector = facts["pgvector"]
+        if vector["installed"]:
+            self.add("store.pgvector", True, f"pgvector {vector['installed']}", pgvector=vector)
+        else:
+            self.add(
+                "store.pgvector",
+                False,
+                f"pgvector {vector['available']} is available but not installed in the database"
+                if vector["available"]
+                else "the server has no pgvector extension (install pgvector on the server)",
+                MIGRATE_STORE,
+                pgvector=vector,
+            )
+        if facts["namespaces"] is not None:
+            self._vector_index(facts["namespaces"])
+        if facts["snapshots"] is not None:
+            shas = [s["commitSha"] for s in facts["snapshots"]]
+            self.add(
+                "store.snapshots",
+                True,
+                masked(f"{len(shas)} snapshot(s) of {repository} on the server"),
+                repository=masked(repository),
+                snapshotCount=len(shas),
+                indexedCommits=shas[-20:],
+            )
+
+    def _vector_index(self, namespaces: list[dict[str, Any]]) -> None:
+        bad = [n for n in namespaces if n["state"] in _INDEX_FAILURES]
+        if bad:
+            first = bad[0]
+            detail = (
+                f"{len(bad)} namespace(s) lack a usable HNSW index (first {first['namespace']}: "
+                f"{first['state']}); searches are exact meanwhile, the next ingest that "
+                "publishes a snapshot builds it"
+            )
+        else:
+            states = ", ".join(f"{n['namespace']}: {n['state']}" for n in namespaces)
+            detail = f"{len(namespaces)} namespace(s)" + (f" ({states})" if states else "")
+        self.add(
+            "store.vector-index",
+            not bad,
+            detail,
+            "ragit ingest --all",
+            namespaces=namespaces,
+        )
 
     def _keyword_index(self, reader: Any, wanted: set[str]) -> None:
         """Every chunk manifests name has postings in the reader copy's keyword index."""
@@ -405,7 +497,10 @@ def run_doctor(ws: Workspace) -> tuple[dict[str, Any], RagitError | None]:
         doc.config()
     doc.run("snapshot.manifests", doc.manifests_check)
     doc.run("snapshot.head", doc.head)
-    doc.run("store.meta", doc.store)
+    if doc.cfg is not None and doc.cfg.store.backend == "postgres":
+        doc.run("store.connection", doc.shared_store)
+    else:
+        doc.run("store.meta", doc.store)
     doc.run("store.writer-lock", doc.writer)
     doc.run("embedding.config", doc.embedding)
     doc.run("hooks.interpreter", doc.hooks)
@@ -418,6 +513,9 @@ def run_doctor(ws: Workspace) -> tuple[dict[str, Any], RagitError | None]:
 # A broken store defeats every other recovery (an ingest fails on it and points back here):
 # when one of these fails, its recovery comes first.
 _STORE_CHECKS = (
+    "store.connection",
+    "store.schema",
+    "store.pgvector",
     "store.meta",
     "store.verified",
     "store.canonical-files",

@@ -17,12 +17,91 @@ from ragit.contract.errors import (
     SnapshotManifestInvalid,
 )
 from ragit.snapshot._git import GitRepo
-from ragit.snapshot.manifest import list_manifest_shas, load_manifest
+from ragit.snapshot.manifest import list_manifest_shas, load_manifest, parse_manifest
 from ragit.snapshot.selection import ingest_running, nearest_indexed_ancestor
 from ragit.workspace import Workspace
 
 
-def _snapshot_block(ws: Workspace, git: GitRepo, dirty: dict[str, str]) -> dict[str, Any]:
+class _Shared:
+    """The shared store's answer for ``status`` (``store.backend = "postgres"``): its facts
+    (:func:`ragit.store.backend.shared_health`) or the typed error reaching it."""
+
+    name = "postgres"
+
+    def __init__(self, ws: Workspace, cfg: Any) -> None:
+        from ragit.config import store_repository
+        from ragit.store.backend import shared_health
+
+        self.ws = ws
+        self.repository = store_repository(cfg)
+        self.facts: dict[str, Any] | None = None
+        self.error: RagitError | None = None
+        try:
+            self.facts = shared_health(self.repository)
+        except RagitError as exc:
+            self.error = exc
+
+    @property
+    def readable(self) -> bool:
+        return self.facts is not None and self.facts["snapshots"] is not None
+
+    def problem(self) -> str | None:
+        if self.error is not None:
+            return self.error.message
+        assert self.facts is not None
+        if self.facts["snapshots"] is None:
+            return (
+                f"the shared store's schema is version {self.facts['schemaVersion']}, this "
+                f"RAGit reads version {self.facts['targetSchemaVersion']}"
+            )
+        return None
+
+    def indexed_shas(self) -> list[str]:
+        if not self.readable:
+            return []
+        assert self.facts is not None
+        return [s["commitSha"] for s in self.facts["snapshots"]]
+
+    def manifest(self, sha: str) -> bytes | None:
+        from ragit.store.backend import open_source
+
+        if sha not in self.indexed_shas():
+            return None
+        source = open_source(self.ws, "postgres", self.repository)
+        try:
+            raw: bytes | None = source.manifest(sha)
+        finally:
+            source.close()
+        return raw
+
+    def block(self, head_sha: str | None) -> dict[str, Any]:
+        """The ``store`` object of ``status`` for the shared store."""
+        out: dict[str, Any] = {"backend": "postgres", "repository": self.repository}
+        if self.error is not None:
+            out.update(
+                present=False, readable=False, errorCode=self.error.code, reason=self.error.message
+            )
+            return out
+        assert self.facts is not None
+        shas = self.indexed_shas()
+        out.update(
+            present=True,
+            readable=self.readable,
+            schemaVersion=self.facts["schemaVersion"],
+            targetSchemaVersion=self.facts["targetSchemaVersion"],
+            pgvector=self.facts["pgvector"]["installed"],
+            snapshotCount=len(shas),
+            headIndexed=head_sha is not None and head_sha in shas,
+        )
+        problem = self.problem()
+        if problem is not None:
+            out["reason"] = problem
+        return out
+
+
+def _snapshot_block(
+    ws: Workspace, git: GitRepo, dirty: dict[str, str], shared: _Shared | None = None
+) -> dict[str, Any]:
     head = git.head()
     block: dict[str, Any] = {
         "requestedRef": "HEAD",
@@ -38,8 +117,13 @@ def _snapshot_block(ws: Workspace, git: GitRepo, dirty: dict[str, str]) -> dict[
         # The first commit makes HEAD; an ingest then names any document left to commit.
         block["recovery"] = "ragit init --yes" if not ws.is_initialized() else FIRST_COMMIT_RECOVERY
         return block
+    if shared is not None and shared.problem() is not None:
+        block["status"] = "store-unavailable"
+        block["reason"] = shared.problem()
+        block["recovery"] = "ragit doctor --format json"
+        return block
     try:
-        manifest = load_manifest(ws, head.sha)
+        manifest = _load(ws, head.sha, shared)
     except FileNotFoundError:
         block["reason"] = "no manifest for HEAD"
         running = ingest_running(ws, head.sha, is_head=True)
@@ -49,7 +133,7 @@ def _snapshot_block(ws: Workspace, git: GitRepo, dirty: dict[str, str]) -> dict[
                 f"started {running.get('startedAt')})"
             )
             block["ingestRunning"] = True
-        ancestor = nearest_indexed_ancestor(ws, git, head.sha)
+        ancestor = nearest_indexed_ancestor(ws, git, head.sha, shared)
         block["nearestIndexedAncestor"] = ancestor
         block["recovery"] = f"ragit ingest --since {ancestor}" if ancestor else "ragit ingest --all"
         candidates = _dirty_candidates(ws, dirty)
@@ -72,9 +156,16 @@ def _snapshot_block(ws: Workspace, git: GitRepo, dirty: dict[str, str]) -> dict[
         block["errorCode"] = exc.code
         block["recovery"] = exc.recovery
         return block
+    except RagitError as exc:
+        if shared is None:
+            raise
+        block["status"] = "store-unavailable"  # the server went away between two reads
+        block["reason"] = exc.message
+        block["recovery"] = "ragit doctor --format json"
+        return block
     block["documents"] = len(manifest.docs)
     block["chunks"] = len(manifest.durable_chunk_ids())
-    store_problem = _store_problem(ws)
+    store_problem = None if shared is not None else _store_problem(ws)
     if store_problem:
         block["status"] = "store-unavailable"
         block["reason"] = store_problem
@@ -82,6 +173,17 @@ def _snapshot_block(ws: Workspace, git: GitRepo, dirty: dict[str, str]) -> dict[
     else:
         block["status"] = "indexed"
     return block
+
+
+def _load(ws: Workspace, sha: str, shared: _Shared | None) -> Any:
+    """The manifest of ``sha``: the local file, or the shared store's (FileNotFoundError:
+    not indexed there)."""
+    if shared is None:
+        return load_manifest(ws, sha)
+    raw = shared.manifest(sha)
+    if raw is None:
+        raise FileNotFoundError(sha)
+    return parse_manifest(sha, raw, f"postgres:{sha}")
 
 
 def _dirty_candidates(ws: Workspace, dirty: dict[str, str]) -> list[str]:
@@ -123,17 +225,6 @@ def repository_status(ws: Workspace) -> dict[str, Any]:
     git = GitRepo(ws.root)
     head = git.head()
     dirty = git.dirty_paths()
-    data: dict[str, Any] = {
-        "root": str(ws.root),
-        "initialized": ws.is_initialized(),
-        "branch": head.branch,
-        "head": head.sha,
-        "detached": head.detached,
-        "worktreeDirty": bool(dirty),
-        "snapshot": _snapshot_block(ws, git, dirty),
-        "manifests": len(list_manifest_shas(ws)),
-    }
-    data["searchReady"] = data["snapshot"]["status"] == "indexed"
     config_block: dict[str, Any] = {"path": ws.relative(ws.config_path), "valid": True}
     try:
         cfg = load_config(ws)
@@ -141,8 +232,21 @@ def repository_status(ws: Workspace) -> dict[str, Any]:
     except RagitError as exc:
         cfg = None
         config_block.update(valid=False, errorCode=exc.code, reason=exc.message)
+    # The shared store answers for snapshots and the store; the local store is not needed.
+    shared = _Shared(ws, cfg) if cfg is not None and cfg.store.backend == "postgres" else None
+    data: dict[str, Any] = {
+        "root": str(ws.root),
+        "initialized": ws.is_initialized(),
+        "branch": head.branch,
+        "head": head.sha,
+        "detached": head.detached,
+        "worktreeDirty": bool(dirty),
+        "snapshot": _snapshot_block(ws, git, dirty, shared),
+        "manifests": len(list_manifest_shas(ws)),
+    }
+    data["searchReady"] = data["snapshot"]["status"] == "indexed"
     data["config"] = config_block
-    data["store"] = _store_block(ws)
+    data["store"] = _store_block(ws) if shared is None else shared.block(head.sha)
     data["embedding"] = _embedding_block(ws, cfg)
     data["writerLock"] = _lock_block(ws)
     data["hooks"] = {"lastRun": last_hook_run(ws), "log": ws.relative(ws.runtime_dir / HOOKS_LOG)}

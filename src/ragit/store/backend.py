@@ -221,3 +221,36 @@ def open_source(ws: Workspace, backend: str = "zvec", repository: str | None = N
     from ragit.contract.errors import InputInvalid
 
     raise InputInvalid("store.backend", f"must be one of {', '.join(BACKENDS)}")
+
+
+def _client_missing() -> SnapshotStoreUnavailable:
+    return SnapshotStoreUnavailable(
+        None,
+        "store.backend is postgres but its client is not installed (pip install 'ragit[postgres]')",
+    )
+
+
+def shared_health(repository: str) -> dict[str, Any]:
+    """The shared store's facts for ``doctor`` and ``status``: the server (no user, no
+    password), schema and pgvector versions, each namespace's index state and the
+    repository's indexed commits (:func:`ragit.store.postgres.read.health`).
+
+    Raises:
+        SnapshotStoreUnavailable: no server configured, refused, or the client missing.
+        StoreReadBusy: the connection was lost (retryable).
+    """
+    try:
+        from ragit.store.postgres.read import health
+    except ImportError:
+        raise _client_missing() from None
+    return health(repository)
+
+
+def masked(text: str) -> str:
+    """``text`` with every password and URI user information masked, as the shared store's
+    own messages are (unchanged when its client is not installed: nothing to mask then)."""
+    try:
+        from ragit.store.postgres.connection import mask
+    except ImportError:
+        return text
+    return mask(text)

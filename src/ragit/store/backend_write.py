@@ -29,6 +29,7 @@ class SnapshotWriter(Protocol):
     """Writes one repository's snapshots in one embedding namespace; a context manager."""
 
     def existing(self, ids: Iterable[str]) -> set[str]: ...
+    def expect(self, count: int) -> bool: ...
     def write(self, rows: Sequence[ChunkRow]) -> int: ...
     def publish(self, commit_sha: str, manifest: bytes, chunk_ids: Iterable[str]) -> None: ...
     def close(self) -> None: ...
@@ -39,13 +40,19 @@ class SnapshotWriter(Protocol):
 class PostgresWriter:
     """:class:`SnapshotWriter` over :class:`~ragit.store.postgres.write.PgWriter`."""
 
-    def __init__(self, pg: Any, batch: int = WRITE_BATCH) -> None:
+    def __init__(self, pg: Any, batch: int | None = None) -> None:
         self._pg = pg
-        self._batch = batch
+        self._batch = WRITE_BATCH if batch is None else batch
 
     def existing(self, ids: Iterable[str]) -> set[str]:
         found: set[str] = self._pg.existing(ids)
         return found
+
+    def expect(self, count: int) -> bool:
+        """Announce ``count`` new chunks before their batches: a load large relative to the
+        namespace runs without its HNSW graph, built once after the publication
+        (:meth:`~ragit.store.postgres.write.PgWriter.expect`). Returns whether it does."""
+        return bool(self._pg.expect(count))
 
     def write(self, rows: Sequence[ChunkRow]) -> int:
         """Store ``rows`` in batches (one transaction each); returns how many were new."""

@@ -68,7 +68,19 @@ def render(data: dict[str, Any]) -> str:
         f"dirty:        {value(data['worktreeDirty'])}",
     ]
     store = data["store"]
-    if store.get("present"):
+    if store.get("backend") == "postgres":
+        if not store.get("present"):
+            lines.append(f"store:        shared (postgres), unreachable ({store.get('reason')})")
+        elif not store.get("readable"):
+            lines.append(f"store:        shared (postgres), {store.get('reason')}")
+        else:
+            head = "indexed" if store.get("headIndexed") else "not indexed"
+            lines.append(
+                f"store:        shared (postgres) {store.get('repository')}: schema "
+                f"{store.get('schemaVersion')}, {store.get('snapshotCount')} snapshot(s), "
+                f"HEAD {head}"
+            )
+    elif store.get("present"):
         lines.append(
             f"store:        generation {store.get('generation')}, {store.get('chunkCount')} chunks"
             if store.get("readable")

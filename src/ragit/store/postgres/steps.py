@@ -32,6 +32,7 @@ chunk_count, published_at)``
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -108,6 +109,21 @@ ALTER TABLE ragit_chunk_terms
 
 SCHEMA_VERSION = len(STEPS)
 FIELDS = ("en", "cjk")
+# A namespace gets its HNSW graph once it holds this many rows: below, an exact scan is
+# as fast as the graph (reads are exact by default anyway) and a load builds nothing.
+GRAPH_MIN_ROWS = 10_000
+
+
+def index_name(namespace_id: int) -> str:
+    """The name of a namespace's HNSW index."""
+    return f"ragit_chunks_hnsw_{namespace_id}"
+
+
+def bulk_lock_key(namespace: str) -> int:
+    """The advisory lock key of bulk loads into an embedding namespace (held shared by each
+    loader, exclusively by the one that builds the index)."""
+    digest = hashlib.blake2b(f"ragit-bulk\0{namespace}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big", signed=True)
 
 
 def current_version(conn: psycopg.Connection[Any]) -> int:

@@ -49,7 +49,13 @@ from psycopg import sql
 from ragit import _faults
 from ragit.contract.errors import IngestStoreWriteUnverified, InputInvalid
 from ragit.store.postgres.connection import connect, translated, unavailable
-from ragit.store.postgres.steps import SCHEMA_VERSION, current_version
+from ragit.store.postgres.steps import (
+    GRAPH_MIN_ROWS,
+    SCHEMA_VERSION,
+    bulk_lock_key,
+    current_version,
+    index_name,
+)
 from ragit.store.rows import ChunkRow
 from ragit.text.terms import cjk_terms, en_terms
 
@@ -59,9 +65,6 @@ _SHA = frozenset("0123456789abcdef")
 # costs ~10x building it per row, measured on 384-dimensional vectors).
 BULK_MIN_ROWS = 200
 BULK_RATIO = 0.1
-# A namespace gets its HNSW graph once it holds this many rows: below, an exact scan is
-# as fast as the graph (reads are exact by default anyway) and a load builds nothing.
-GRAPH_MIN_ROWS = 10_000
 # Memory for building a namespace's graph (pgvector builds it in memory while it fits).
 BUILD_MEMORY = "1GB"
 # Column types of the binary COPYs (staged chunks; postings).
@@ -76,18 +79,6 @@ def writer_lock_key(repository_id: str, namespace: str) -> int:
         f"ragit-writer\0{repository_id}\0{namespace}".encode(), digest_size=8
     ).digest()
     return int.from_bytes(digest, "big", signed=True)
-
-
-def bulk_lock_key(namespace: str) -> int:
-    """The advisory lock key of bulk loads into an embedding namespace (held shared by each
-    loader, exclusively by the one that builds the index)."""
-    digest = hashlib.blake2b(f"ragit-bulk\0{namespace}".encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "big", signed=True)
-
-
-def index_name(namespace_id: int) -> str:
-    """The name of a namespace's HNSW index."""
-    return f"ragit_chunks_hnsw_{namespace_id}"
 
 
 @dataclass(frozen=True)
