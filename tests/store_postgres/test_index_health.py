@@ -150,3 +150,34 @@ def test_an_ingest_announces_its_new_chunks_so_a_large_load_skips_the_graph(
     # Dropped for the load and built again once at the end (not grown row by row).
     assert after is not None and after[1] and after[0] != first[0]
     assert {n["state"] for n in health("team/b")["namespaces"]} == {"ready"}
+
+
+def test_an_ingest_of_an_unchanged_commit_builds_a_missing_graph(
+    database: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`doctor` names ``ragit ingest --all`` for a missing or invalid graph: an ingest whose
+    commit is already published (a ``noop``) builds it."""
+    migrate()
+    monkeypatch.setattr(write_module, "GRAPH_MIN_ROWS", 0)
+    monkeypatch.setattr(read_module, "GRAPH_MIN_ROWS", 0)
+    env = {**hermetic_env(tmp_path), "RAGIT_DATABASE_URL": database}
+    for key, value in env.items():
+        if key != "PATH":
+            monkeypatch.setenv(key, value)
+    a = make_repo(
+        tmp_path / "a",
+        env,
+        config={"store.backend": "postgres", "store.repository": "team/a"},
+        ingest=False,
+    )
+    assert _ingest(a)["embedded"] > 0
+    first = _index(database)
+    assert first is not None and first[1]
+    with psycopg.connect(database, autocommit=True) as conn:  # as a killed load leaves it
+        conn.execute(f"DROP INDEX {index_name(1)}")
+    assert set(_states("team/a").values()) == {"missing"}
+    again = _ingest(a)
+    assert again["noop"] is True and again["embedded"] == 0
+    rebuilt = _index(database)
+    assert rebuilt is not None and rebuilt[1]
+    assert set(_states("team/a").values()) == {"ready"}

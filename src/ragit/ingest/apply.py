@@ -124,6 +124,8 @@ def run_ingest(
         data["timings"]["totalMs"] = int((time.monotonic() - t_start) * 1000)
         return data
     if noop:
+        if cfg.store.backend == "postgres":
+            _finish_graph(cfg, embedder.profile.as_dict(), plan.target)
         if _residue_left(ws):
             # The snapshot is unchanged, but a crashed writer may have committed this very
             # manifest without publishing its chunks: only a writer finishes that.
@@ -359,6 +361,30 @@ def _published_on_server(ws: Workspace, cfg: RagitConfig, sha: str) -> bool:
         return source.manifest(sha) is not None
     finally:
         source.close()
+
+
+def _finish_graph(cfg: RagitConfig, profile: dict[str, Any], sha: str) -> None:
+    """An unchanged commit on the shared store: build the namespace's HNSW graph when a bulk
+    load left it missing or invalid (a loader or a build killed before the end), unless a load
+    is still running; `doctor`'s ``store.vector-index`` names this ingest as the recovery.
+
+    Raises:
+        SnapshotStoreUnavailable: no server, refused (naming ``sha``).
+    """
+    from ragit.config import store_repository
+    from ragit.contract.errors import SnapshotStoreUnavailable
+    from ragit.store.backend_write import open_writer
+
+    try:
+        with open_writer(
+            "postgres",
+            repository=store_repository(cfg),
+            namespace=str(profile["namespaceId"]),
+            dimensions=int(profile["dimensions"]),
+        ) as writer:
+            writer.build_index()
+    except SnapshotStoreUnavailable as exc:
+        raise _naming(exc, sha) from None
 
 
 def _naming(exc: Any, sha: str) -> Any:

@@ -22,7 +22,7 @@ REBUILD = "ragit repair --apply --action store-rebuild"
 MIGRATE_STORE = "ragit migrate store"
 CONFIGURE_SERVER = "export RAGIT_DATABASE_URL=postgresql://<user>@<host>/<database>"
 UPGRADE_RAGIT = "pip install --upgrade 'ragit[postgres]'"
-# Index states that need a writer: the next ingest that publishes a snapshot builds the graph.
+# Index states that need a writer: an ingest builds the graph (a noop one as well).
 _INDEX_FAILURES = ("invalid", "missing")
 
 
@@ -287,8 +287,8 @@ class _Doctor:
             first = bad[0]
             detail = (
                 f"{len(bad)} namespace(s) lack a usable HNSW index (first {first['namespace']}: "
-                f"{first['state']}); searches are exact meanwhile, the next ingest that "
-                "publishes a snapshot builds it"
+                f"{first['state']}); searches are exact meanwhile, an ingest builds it "
+                "(also of a commit already published)"
             )
         else:
             states = ", ".join(f"{n['namespace']}: {n['state']}" for n in namespaces)
