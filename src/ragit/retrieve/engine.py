@@ -345,17 +345,48 @@ def retrieve_durable(
     max_chunk = max(sum_chunk.values(), default=0.0)
     max_doc = max(sum_doc.values(), default=0.0)
     max_vec = max(vec_hits.values(), default=0.0)
-    stored = reader.fetch(sorted(candidates))
+    # The n-gram signal reads every candidate's text; otherwise only the hits that can make
+    # the answer are fetched (below), once every candidate is scored.
+    stored = reader.fetch(sorted(candidates)) if ngram_share > 0 else {}
     ngram = _ngram_similarities(question, stored) if ngram_share > 0 else {}
     max_ngram = max(ngram.values(), default=0.0)
-    absent = [cid for cid in candidates if cid not in stored]
-    if absent:
-        raise _missing_chunks(snapshot_sha, reader, len(absent), len(candidates))
     w_total = w_en + w_cjk
     # The fields are added as they are: each weighs 1 where the question has terms for it.
     field_weights = {"en": float(bool(en_query)), "cjk": float(bool(cjk_query))}
-    hits: list[Hit] = []
+    authority_w = AUTHORITY_WEIGHTS["promoted_durable"]
+    recency_w = 1.0
+    scored: list[_Scored] = []
     for cid in candidates:
+        keyword = _blend(sum_chunk[cid], max_chunk, sum_doc[cid], max_doc)
+        vector = vec_hits.get(cid, 0.0) / max_vec if max_vec > 0 else 0.0
+        if question_vector is None or alpha <= 0:
+            mode, a = "keyword", 0.0
+        else:
+            mode, a = "hybrid", alpha
+        if ngram_share > 0 and mode == "hybrid":
+            # Each part of the question is weighed with its own signal's measured alpha:
+            # the model's for the English part, the n-gram embedding's for the CJK part.
+            n_gram = ngram.get(cid, 0.0) / max_ngram if max_ngram > 0 else 0.0
+            a_model = (1.0 - ngram_share) * alpha
+            a_ngram = ngram_share * NGRAM_ALPHA
+            a = a_model + a_ngram
+            vector = (a_model * vector + a_ngram * n_gram) / a if a > 0 else 0.0
+        retrieval = a * vector + (1.0 - a) * keyword
+        final = W_RETRIEVAL * retrieval + W_AUTHORITY * authority_w + W_RECENCY * recency_w
+        for doc in owners[cid]:
+            scored.append(_Scored(cid, doc, keyword, vector, retrieval, final, mode, a))
+    scored.sort(key=_Scored.provisional_key)
+    needed = scored[: _needed_prefix(scored, per_document, top_k)]
+    needed_ids = {s.chunk_id for s in needed}
+    wanted = sorted(needed_ids - stored.keys())
+    if wanted:
+        stored.update(reader.fetch(wanted))
+    absent = needed_ids - stored.keys()
+    if absent:
+        raise _missing_chunks(snapshot_sha, reader, len(absent), len(needed_ids))
+    hits: list[Hit] = []
+    for s in needed:
+        cid = s.chunk_id
         chunk = stored[cid]
         coverage = (
             (w_en * cov_en.get(cid, 0.0) + w_cjk * cov_cjk.get(cid, 0.0)) / w_total
@@ -376,50 +407,79 @@ def retrieve_durable(
             if document_vector_weight > 0:
                 raw["vector"]["withDocument"] = vec_hits.get(cid, 0.0)
                 raw["vector"]["documentWeight"] = document_vector_weight
-        keyword = _blend(sum_chunk[cid], max_chunk, sum_doc[cid], max_doc)
-        vector = vec_hits.get(cid, 0.0) / max_vec if max_vec > 0 else 0.0
-        if question_vector is None or alpha <= 0:
-            mode, a = "keyword", 0.0
-        else:
-            mode, a = "hybrid", alpha
-        if ngram_share > 0 and mode == "hybrid":
-            # Each part of the question is weighed with its own signal's measured alpha:
-            # the model's for the English part, the n-gram embedding's for the CJK part.
-            n_gram = ngram.get(cid, 0.0) / max_ngram if max_ngram > 0 else 0.0
-            a_model = (1.0 - ngram_share) * alpha
-            a_ngram = ngram_share * NGRAM_ALPHA
-            a = a_model + a_ngram
-            vector = (a_model * vector + a_ngram * n_gram) / a if a > 0 else 0.0
-        retrieval = a * vector + (1.0 - a) * keyword
-        authority_w = AUTHORITY_WEIGHTS["promoted_durable"]
-        recency_w = 1.0
-        final = W_RETRIEVAL * retrieval + W_AUTHORITY * authority_w + W_RECENCY * recency_w
-        for doc in owners[cid]:
-            hits.append(
-                Hit(
-                    chunk_id=cid,
-                    document_id=doc.document_id,
-                    version_id=doc.version_id,
-                    path=doc.path,
-                    doc_type=doc.doc_type,
-                    section_title=chunk.section_title,
-                    heading_path=chunk.heading_path,
-                    text=chunk.text,
-                    token_count=chunk.token_count,
-                    score_vector=vector if mode == "hybrid" else 0.0,
-                    score_keyword=keyword,
-                    retrieval=retrieval,
-                    authority_weight=authority_w,
-                    recency_weight=recency_w,
-                    score_final=final,
-                    mode=mode,
-                    alpha=a,
-                    citation=document_citation(cid, doc.version_id, snapshot_sha),
-                    raw=raw,
-                )
+        doc = s.doc
+        hits.append(
+            Hit(
+                chunk_id=cid,
+                document_id=doc.document_id,
+                version_id=doc.version_id,
+                path=doc.path,
+                doc_type=doc.doc_type,
+                section_title=chunk.section_title,
+                heading_path=chunk.heading_path,
+                text=chunk.text,
+                token_count=chunk.token_count,
+                score_vector=s.vector if s.mode == "hybrid" else 0.0,
+                score_keyword=s.keyword,
+                retrieval=s.retrieval,
+                authority_weight=authority_w,
+                recency_weight=recency_w,
+                score_final=s.final,
+                mode=s.mode,
+                alpha=s.alpha,
+                citation=document_citation(cid, doc.version_id, snapshot_sha),
+                raw=raw,
             )
+        )
     hits.sort(key=Hit.sort_key)
     return _per_document(hits, per_document)[:top_k]
+
+
+@dataclass(slots=True)
+class _Scored:
+    """A (chunk, document) candidate's scores, before its stored text is fetched."""
+
+    chunk_id: str
+    doc: Any
+    keyword: float
+    vector: float
+    retrieval: float
+    final: float
+    mode: str
+    alpha: float
+
+    def group(self) -> tuple[float, str]:
+        """The part of :meth:`Hit.sort_key` known before the fetch (the section title that
+        follows it is stored with the chunk)."""
+        return (-round(self.final, 6), self.doc.path)
+
+    def provisional_key(self) -> tuple[float, str, str]:
+        return (-round(self.final, 6), self.doc.path, self.chunk_id)
+
+
+def _needed_prefix(scored: list[_Scored], per_document: int, top_k: int) -> int:
+    """How many of ``scored`` (sorted by :meth:`_Scored.provisional_key`) the answer's
+    ``top_k`` hits can come from: every candidate up to the end of the group of equal rank
+    and path where the ``top_k``-th kept hit falls (inside such a group the stored section
+    title decides the order, so the whole group is fetched). The per-document limit keeps
+    the same number from each group whatever its inner order, so the prefix is exact."""
+    seen: dict[str, int] = {}
+    kept = 0
+    i = 0
+    while i < len(scored):
+        group = scored[i].group()
+        j = i
+        while j < len(scored) and scored[j].group() == group:
+            doc_id = scored[j].doc.document_id
+            count = seen.get(doc_id, 0)
+            if per_document <= 0 or count < per_document:
+                kept += 1
+            seen[doc_id] = count + 1
+            j += 1
+        i = j
+        if kept >= top_k:
+            break
+    return i
 
 
 def _document_cosines(cosines: dict[str, float], owners: dict[str, list[Any]]) -> dict[str, float]:
