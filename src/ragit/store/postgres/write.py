@@ -29,9 +29,10 @@ and a killed loader's lock dies with its connection: the next writer to publish 
 An index left invalid by a killed build is dropped and built again.
 
 Fault phases (:mod:`ragit._faults`, test-only): ``pg-chunks-inserted`` (a write's rows and
-postings inserted, not committed), ``pg-snapshot-inserted`` (a snapshot's rows inserted,
-not committed) and ``pg-index-building`` (a bulk load's rows committed, the index not yet
-built).
+postings inserted, not committed), ``pg-chunks-committed`` (a write committed: between an
+ingest's batches), ``pg-snapshot-inserted`` (a snapshot's rows inserted, not committed),
+``pg-snapshot-committed`` (a snapshot committed, the index not yet built) and
+``pg-index-building`` (a bulk load's rows committed, the index not yet built).
 """
 
 from __future__ import annotations
@@ -391,7 +392,8 @@ class PgWriter:
                             for term, tf in counts.items():
                                 copy.write_row((namespace_id, field, term, cid, tf))
             _faults.reach("pg-chunks-inserted")
-            return WriteResult(written=len(inserted), present=len(unique) - len(inserted))
+        _faults.reach("pg-chunks-committed")
+        return WriteResult(written=len(inserted), present=len(unique) - len(inserted))
 
     def publish(self, commit_sha: str, manifest: bytes, chunk_ids: Iterable[str]) -> None:
         """Bind ``commit_sha`` to ``manifest`` (its exact bytes) and ``chunk_ids`` (every
@@ -436,6 +438,7 @@ class PgWriter:
                 for cid in ids:
                     copy.write_row((snapshot_id, cid))
             _faults.reach("pg-snapshot-inserted")
+        _faults.reach("pg-snapshot-committed")
         # After the commit: the snapshot is visible (exact reads need no index); then the
         # graph of a namespace loaded in bulk.
         self.build_index()
