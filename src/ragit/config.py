@@ -114,15 +114,11 @@ class StoreConfig(_Section):
     store under ``.ragit/store``, the default) or ``postgres`` (the shared store; its server is
     named only by the environment: ``RAGIT_DATABASE_URL`` or libpq's ``PG*`` variables, never
     by this file). ``repository``: the name this repository's snapshots have on the shared
-    store (None: ``project.name``); every clone of one repository must use the same name."""
+    store (None: ``git:<sha>`` of the root of HEAD's first-parent history, which every clone
+    shares; ``project.name`` before the first commit — :mod:`ragit.snapshot.repository`)."""
 
     backend: Literal["zvec", "postgres"] = "zvec"
     repository: str | None = Field(default=None, min_length=1, max_length=200)
-
-
-def store_repository(cfg: RagitConfig) -> str:
-    """The repository's name on the shared store: ``store.repository`` or ``project.name``."""
-    return cfg.store.repository or cfg.project.name
 
 
 class RagitConfig(_Section):

@@ -53,7 +53,7 @@ BEFORE_MANIFEST = [
 ]
 AFTER_MANIFEST = ["manifest-committed", "published", "completed"]
 # Phases of the shared-store ingest (store.backend = "postgres"), killed in
-# tests/store_postgres/test_team_workflow.py.
+# tests/store_postgres/test_team_workflow.py and test_server_faults.py.
 SHARED_STORE_PHASES = {"shared-chunks-written"}
 PHASE_SOURCES = ["ingest/apply.py", "store/writer.py", "store/publishing.py", "store/journal.py"]
 

@@ -125,7 +125,7 @@ def run_ingest(
         return data
     if noop:
         if cfg.store.backend == "postgres":
-            _finish_graph(cfg, embedder.profile.as_dict(), plan.target)
+            _finish_graph(ws, cfg, embedder.profile.as_dict(), plan.target)
         if _residue_left(ws):
             # The snapshot is unchanged, but a crashed writer may have committed this very
             # manifest without publishing its chunks: only a writer finishes that.
@@ -353,17 +353,31 @@ def _published_on_server(ws: Workspace, cfg: RagitConfig, sha: str) -> bool:
     Raises:
         SnapshotStoreUnavailable: no server, refused (naming ``sha``).
     """
-    from ragit.config import store_repository
     from ragit.store.backend import open_source
 
-    source = open_source(ws, "postgres", store_repository(cfg))
+    source = open_source(ws, "postgres", _repository(ws, cfg, sha))
     try:
         return source.manifest(sha) is not None
     finally:
         source.close()
 
 
-def _finish_graph(cfg: RagitConfig, profile: dict[str, Any], sha: str) -> None:
+def _repository(ws: Workspace, cfg: RagitConfig, sha: str) -> str:
+    """The repository's name on the shared store (:mod:`ragit.snapshot.repository`).
+
+    Raises:
+        SnapshotStoreUnavailable: unset in a shallow clone (naming ``sha``).
+    """
+    from ragit.contract.errors import SnapshotStoreUnavailable
+    from ragit.snapshot.repository import store_repository
+
+    try:
+        return store_repository(ws, cfg)
+    except SnapshotStoreUnavailable as exc:
+        raise _naming(exc, sha) from None
+
+
+def _finish_graph(ws: Workspace, cfg: RagitConfig, profile: dict[str, Any], sha: str) -> None:
     """An unchanged commit on the shared store: build the namespace's HNSW graph when a bulk
     load left it missing or invalid (a loader or a build killed before the end), unless a load
     is still running; `doctor`'s ``store.vector-index`` names this ingest as the recovery.
@@ -371,14 +385,13 @@ def _finish_graph(cfg: RagitConfig, profile: dict[str, Any], sha: str) -> None:
     Raises:
         SnapshotStoreUnavailable: no server, refused (naming ``sha``).
     """
-    from ragit.config import store_repository
     from ragit.contract.errors import SnapshotStoreUnavailable
     from ragit.store.backend_write import open_writer
 
     try:
         with open_writer(
             "postgres",
-            repository=store_repository(cfg),
+            repository=_repository(ws, cfg, sha),
             namespace=str(profile["namespaceId"]),
             dimensions=int(profile["dimensions"]),
         ) as writer:
@@ -420,7 +433,6 @@ def _apply_shared(
     and are skipped by the next ingest).
     """
     from ragit import _faults as faults
-    from ragit.config import store_repository
     from ragit.contract.errors import SnapshotStoreUnavailable
     from ragit.snapshot.manifest import write_manifest
     from ragit.store.backend_write import open_writer
@@ -431,7 +443,7 @@ def _apply_shared(
         # Connect first: an unreachable server fails the ingest before anything local moves.
         writer = open_writer(
             "postgres",
-            repository=store_repository(cfg),
+            repository=_repository(ws, cfg, plan.target),
             namespace=str(profile["namespaceId"]),
             dimensions=int(profile["dimensions"]),
         )

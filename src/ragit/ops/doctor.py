@@ -217,11 +217,11 @@ class _Doctor:
     def shared_store(self) -> None:
         """``store.backend = "postgres"``: the server, its schema and pgvector versions, each
         namespace's HNSW index and the repository's indexed commits (every text masked)."""
-        from ragit.config import store_repository
+        from ragit.snapshot.repository import store_repository
         from ragit.store.backend import masked, shared_health
 
-        repository = store_repository(self.cfg)
         try:
+            repository = store_repository(self.ws, self.cfg)
             facts = shared_health(repository)
         except RagitError as exc:
             recovery = CONFIGURE_SERVER if "RAGIT_DATABASE_URL" in exc.message else exc.recovery

@@ -29,14 +29,15 @@ class _Shared:
     name = "postgres"
 
     def __init__(self, ws: Workspace, cfg: Any) -> None:
-        from ragit.config import store_repository
+        from ragit.snapshot.repository import store_repository
         from ragit.store.backend import shared_health
 
         self.ws = ws
-        self.repository = store_repository(cfg)
+        self.repository: str | None = None  # None: unknown (a shallow clone, unnamed)
         self.facts: dict[str, Any] | None = None
         self.error: RagitError | None = None
         try:
+            self.repository = store_repository(ws, cfg)
             self.facts = shared_health(self.repository)
         except RagitError as exc:
             self.error = exc

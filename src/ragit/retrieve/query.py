@@ -177,7 +177,7 @@ def retrieve_hits(
     ``retrieval.hits_per_document``, what ``query`` answers with). ``context pack`` and
     ``memory recall`` take every passage and decide themselves what to keep.
     """
-    from ragit.config import load_config, store_repository
+    from ragit.config import load_config
     from ragit.snapshot._git import GitRepo
     from ragit.snapshot.selection import dirty_warning, select_snapshot
 
@@ -187,7 +187,9 @@ def retrieve_hits(
     except RagitError:
         configured = None  # reported below, after selection, as without a backend choice
     if configured is not None and configured.store.backend != "zvec":
-        source = engine.source(configured.store.backend, store_repository(configured))
+        from ragit.snapshot.repository import store_repository
+
+        source = engine.source(configured.store.backend, store_repository(ws, configured, git))
         selection = select_snapshot(ws, git, at, source)
     else:
         # The embedded store's manifests are the files selection reads (and caches) itself.

@@ -224,6 +224,18 @@ class GitRepo:
             commit = cast("pygit2.Commit", parent) if is_commit else None
             count += 1
 
+    def first_parent_root(self, sha: str) -> str | None:
+        """The root of ``sha``'s first-parent history (the commit with no parent it ends
+        at); None in a shallow clone, whose history is cut before its root."""
+        if self._repo.is_shallow:
+            return None
+        walker = self._repo.walk(self._commit(sha).id, pygit2.enums.SortMode.NONE)
+        walker.simplify_first_parent()
+        root: str | None = None
+        for commit in walker:
+            root = str(commit.id)
+        return root
+
     def first_parent_log(self, tip: str, hide: str | None, limit: int) -> Iterator[CommitInfo]:
         """``tip`` and its first-parent ancestors, newest first, without ``hide``'s history.
 

@@ -160,6 +160,11 @@ def translated(*, writer: bool) -> Iterator[None]:
         yield
     except psycopg.OperationalError as exc:
         raise lost(exc, writer=writer) from None
+    except psycopg.errors.InsufficientPrivilege as exc:
+        raise unavailable(
+            f"the role cannot {'write to' if writer else 'read'} the shared store "
+            f"({_reason(exc)}); see the store's roles in docs/team.md"
+        ) from None
     except psycopg.Error as exc:
         raise unavailable(_reason(exc)) from None
 

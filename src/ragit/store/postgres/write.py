@@ -29,13 +29,15 @@ and a killed loader's lock dies with its connection: the next writer to publish 
 An index left invalid by a killed build is dropped and built again.
 
 Fault phases (:mod:`ragit._faults`, test-only): ``pg-chunks-inserted`` (a write's rows and
-postings inserted, not committed), ``pg-snapshot-inserted`` (a snapshot's rows inserted,
-not committed) and ``pg-index-building`` (a bulk load's rows committed, the index not yet
-built).
+postings inserted, not committed), ``pg-chunks-committed`` (a write committed: between an
+ingest's batches), ``pg-snapshot-inserted`` (a snapshot's rows inserted, not committed),
+``pg-snapshot-committed`` (a snapshot committed, the index not yet built) and
+``pg-index-building`` (a bulk load's rows committed, the index not yet built).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -79,6 +81,49 @@ def writer_lock_key(repository_id: str, namespace: str) -> int:
         f"ragit-writer\0{repository_id}\0{namespace}".encode(), digest_size=8
     ).digest()
     return int.from_bytes(digest, "big", signed=True)
+
+
+# What a writer does to each table: chunks, postings and namespaces are inserted; a
+# commit's snapshot is replaced (deleted, then inserted with its chunk ids).
+WRITE_PRIVILEGES: tuple[tuple[str, str], ...] = (
+    ("ragit_namespaces", "SELECT"),
+    ("ragit_namespaces", "INSERT"),
+    ("ragit_chunks", "SELECT"),
+    ("ragit_chunks", "INSERT"),
+    ("ragit_chunk_terms", "INSERT"),
+    ("ragit_snapshots", "SELECT"),
+    ("ragit_snapshots", "INSERT"),
+    ("ragit_snapshots", "DELETE"),
+    ("ragit_snapshot_chunks", "INSERT"),
+)
+
+
+def _check_can_write(conn: psycopg.Connection[Any]) -> None:
+    """Refuse a role that lacks a privilege a write needs, before anything is embedded or
+    written (a reader's role: SELECT only).
+
+    Raises:
+        SnapshotStoreUnavailable: naming the role and the missing privileges.
+    """
+    tables = [t for t, _ in WRITE_PRIVILEGES]
+    privileges = [p for _, p in WRITE_PRIVILEGES]
+    with conn.cursor() as cur:
+        cur.execute(
+            "SELECT current_user, coalesce(array_agg(p.priv || ' on ' || p.tab "
+            "ORDER BY p.ord) FILTER (WHERE NOT has_table_privilege(p.tab, p.priv)), '{}') "
+            "FROM unnest(%s::text[], %s::text[]) WITH ORDINALITY AS p(tab, priv, ord)",
+            (tables, privileges),
+        )
+        row = cur.fetchone()
+    conn.rollback()
+    assert row is not None
+    user, missing = str(row[0]), list(row[1])
+    if missing:
+        raise unavailable(
+            f"the role {user!r} cannot write to the shared store (it lacks "
+            f"{', '.join(missing)}): ingest needs the CI role's grants; a reader role "
+            "(SELECT only) can query, pack context, run ragit-mcp, status and doctor"
+        )
 
 
 @dataclass(frozen=True)
@@ -130,6 +175,12 @@ class PgWriter:
                 f"the schema is version {version}, this RAGit writes version {SCHEMA_VERSION} "
                 "(run the store migrations)"
             )
+        try:
+            with translated(writer=True):
+                _check_can_write(conn)
+        except BaseException:
+            conn.close()
+            raise
         return cls(conn, repository_id, namespace, dimensions)
 
     def close(self) -> None:
@@ -230,11 +281,14 @@ class PgWriter:
             try:
                 conn.execute("SELECT pg_advisory_lock_shared(%s)", (bulk_lock_key(self.namespace),))
                 self._loading = True
-                conn.execute(
-                    sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(
-                        sql.Identifier(index_name(namespace_id))
+                # Only the tables' owner may drop an index: a CI role that is not a member
+                # of its role loads into the graph (slower, same result).
+                with contextlib.suppress(psycopg.errors.InsufficientPrivilege):
+                    conn.execute(
+                        sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(
+                            sql.Identifier(index_name(namespace_id))
+                        )
                     )
-                )
             finally:
                 if not conn.closed:
                     conn.autocommit = False
@@ -281,7 +335,10 @@ class PgWriter:
         namespace_id, dimensions = int(row[0]), int(row[1])
         name = sql.Identifier(index_name(namespace_id))
         if row[2] is False:  # left invalid by a build that did not finish
-            conn.execute(sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(name))
+            try:
+                conn.execute(sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(name))
+            except psycopg.errors.InsufficientPrivilege:
+                return False  # only the tables' owner may drop it (below)
         if GRAPH_MIN_ROWS > 0:
             big = conn.execute(
                 "SELECT count(*) >= %s FROM (SELECT 1 FROM ragit_chunks "
@@ -299,6 +356,11 @@ class PgWriter:
                     "((embedding::vector({})) vector_cosine_ops) WHERE namespace_id = {}"
                 ).format(name, sql.Literal(dimensions), sql.Literal(namespace_id))
             )
+        except psycopg.errors.InsufficientPrivilege:
+            # Only the tables' owner (or a member of its role) may build an index: the
+            # snapshot is published and reads stay exact; doctor reports the graph missing
+            # until an ingest by such a role builds it.
+            return False
         finally:
             if not conn.closed:
                 conn.execute("RESET maintenance_work_mem")
@@ -391,7 +453,8 @@ class PgWriter:
                             for term, tf in counts.items():
                                 copy.write_row((namespace_id, field, term, cid, tf))
             _faults.reach("pg-chunks-inserted")
-            return WriteResult(written=len(inserted), present=len(unique) - len(inserted))
+        _faults.reach("pg-chunks-committed")
+        return WriteResult(written=len(inserted), present=len(unique) - len(inserted))
 
     def publish(self, commit_sha: str, manifest: bytes, chunk_ids: Iterable[str]) -> None:
         """Bind ``commit_sha`` to ``manifest`` (its exact bytes) and ``chunk_ids`` (every
@@ -436,6 +499,7 @@ class PgWriter:
                 for cid in ids:
                     copy.write_row((snapshot_id, cid))
             _faults.reach("pg-snapshot-inserted")
+        _faults.reach("pg-snapshot-committed")
         # After the commit: the snapshot is visible (exact reads need no index); then the
         # graph of a namespace loaded in bulk.
         self.build_index()
