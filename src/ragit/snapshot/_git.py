@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -224,9 +224,13 @@ class GitRepo:
             commit = cast("pygit2.Commit", parent) if is_commit else None
             count += 1
 
-    def first_parent_root(self, sha: str) -> str | None:
+    def first_parent_root(self, sha: str, known: Mapping[str, str] | None = None) -> str | None:
         """The root of ``sha``'s first-parent history (the commit with no parent it ends
-        at); None in a shallow clone, whose history is cut before its root."""
+        at); None in a shallow clone, whose history is cut before its root.
+
+        ``known``: commits whose root is already known (commit → root); the walk stops at the
+        first of them it meets, so a history walked before costs only its new commits.
+        """
         if self._repo.is_shallow:
             return None
         walker = self._repo.walk(self._commit(sha).id, pygit2.enums.SortMode.NONE)
@@ -234,7 +238,16 @@ class GitRepo:
         root: str | None = None
         for commit in walker:
             root = str(commit.id)
+            if known and root in known:
+                return known[root]
         return root
+
+    def is_root_commit(self, sha: str) -> bool:
+        """Whether ``sha`` is a commit of this repository without parents."""
+        try:
+            return not self._commit(sha).parent_ids
+        except (SnapshotRefInvalid, ValueError):
+            return False
 
     def first_parent_log(self, tip: str, hide: str | None, limit: int) -> Iterator[CommitInfo]:
         """``tip`` and its first-parent ancestors, newest first, without ``hide``'s history.
