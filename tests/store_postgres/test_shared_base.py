@@ -124,3 +124,88 @@ def test_a_fresh_clone_ingests_incrementally_from_the_servers_base(
     assert partial["data"]["baseMode"] == "partial-head", partial["data"]
     assert partial["data"]["noop"] is True
     assert _server_manifest(REPOSITORY, c2) == local_bytes  # nothing republished
+
+
+_TABLES = (
+    "ragit_namespaces",
+    "ragit_chunks",
+    "ragit_chunk_terms",
+    "ragit_snapshots",
+    "ragit_snapshot_chunks",
+)
+
+
+def _row_counts(database: str) -> dict[str, int]:
+    import psycopg
+
+    with psycopg.connect(database) as conn:
+        return {
+            table: int(conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])  # type: ignore[index]
+            for table in _TABLES
+        }
+
+
+_COUNTS = (
+    "documents",
+    "processed",
+    "reused",
+    "skipped",
+    "embedded",
+    "baseMode",
+    "baseSha",
+    "plannedFiles",
+    "deletedDocumentIds",
+    "noop",
+)
+
+
+def test_a_dry_run_counts_against_the_server_and_writes_nothing(
+    database: str, tmp_path: Path
+) -> None:
+    from _mcp_helpers import tree_state
+
+    migrate()
+    env = {**hermetic_env(tmp_path), "RAGIT_DATABASE_URL": database}
+    a, c1, c2, _first = _two_commits(tmp_path, env)
+    # Another repository on the same server publishes commit 2's content first: the server
+    # then holds every chunk of commit 2 (chunks are shared per embedding namespace).
+    x = _clone(a, tmp_path / "x", env)
+    run([RAGIT, "config", "set", "store.repository", "team/other"], cwd=x, env=env)
+    other = _cli(x, env, "ingest", "--all")
+    assert other["ok"] is True and other["data"]["embedded"] > 0, other
+
+    # A (local manifest of commit 1): the dry run embeds nothing, as the ingest then does.
+    rows, tree = _row_counts(database), tree_state(a)
+    dry = _cli(a, env, "ingest", "--dry-run")
+    assert dry["ok"] is True, dry
+    assert dry["data"]["mode"] == "dry-run" and dry["data"]["wouldFail"] is False
+    assert _row_counts(database) == rows, "a dry run writes nothing on the server"
+    assert tree_state(a) == tree, "a dry run writes nothing in the repository"
+    real = _cli(a, env, "ingest")
+    assert real["ok"] is True, real
+    assert {k: dry["data"][k] for k in _COUNTS} == {k: real["data"][k] for k in _COUNTS}
+    assert real["data"]["embedded"] == 0 and real["data"]["processed"] == 1
+
+    # A fresh clone at commit 3 (one new page): the base comes from the server and the dry
+    # run counts exactly the new page's chunks; nothing written on either side.
+    (a / "docs" / "third.md").write_text(
+        "# Third page\n\n## Note\n\nA page only commit three has.\n", encoding="utf-8"
+    )
+    git(a, env, "add", "--all")
+    git(a, env, "commit", "-q", "-m", "Third page")
+    b = _clone(a, tmp_path / "b", env)
+    rows, tree = _row_counts(database), tree_state(b)
+    dry = _cli(b, env, "ingest", "--dry-run")
+    assert dry["ok"] is True, dry
+    assert (dry["data"]["baseMode"], dry["data"]["baseSha"]) == ("since", c2)
+    assert dry["data"]["embedded"] > 0
+    assert _row_counts(database) == rows
+    assert tree_state(b) == tree
+    real = _cli(b, env, "ingest")
+    assert real["ok"] is True, real
+    assert {k: dry["data"][k] for k in _COUNTS} == {k: real["data"][k] for k in _COUNTS}
+    # Published with the same documents: a dry run again is a noop that embeds nothing.
+    again = _cli(tmp_path / "x", env, "ingest", "--dry-run", "--at", c1)
+    assert again["ok"] is True, again
+    assert again["data"]["embedded"] == 0
+    assert _cli(b, env, "ingest", "--dry-run")["data"]["noop"] is True

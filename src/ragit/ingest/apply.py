@@ -152,8 +152,19 @@ def _run(
         return again, _build_manifest(again, git, embedder.profile)
 
     if req.dry_run:
+        if server is not None:
+            planned = plan
+            plan, embedded = _count_missing_shared(
+                server, plan, manifest, embedder.profile.as_dict(), replan_fresh
+            )
+            plan.blockers.extend(b for b in planned.blockers if b not in plan.blockers)
+            warnings = data["warnings"]
+            data = _report(ws, req, plan, noop)
+            data["warnings"] = [*warnings, *(w for w in plan.warnings if w not in warnings)]
+        else:
+            embedded = _count_missing(ws, list(_new_rows(plan)))
         _dry_run_lock_blockers(ws, data)
-        data["embedded"] = _count_missing(ws, list(_new_rows(plan)))
+        data["embedded"] = embedded
         data["wouldFail"] = bool(data["blockers"])
         data["timings"]["totalMs"] = int((time.monotonic() - t_start) * 1000)
         return data
@@ -374,6 +385,30 @@ def _count_missing(ws: Workspace, chunk_ids: list[str]) -> int:
         return len(chunk_ids) - len(reader.fetch(chunk_ids))
     finally:
         reader.close()
+
+
+def _count_missing_shared(
+    server: Any,
+    plan: IngestPlan,
+    manifest: Manifest,
+    profile: dict[str, Any],
+    replan_fresh: Callable[[], tuple[IngestPlan, Manifest]],
+) -> tuple[IngestPlan, int]:
+    """A dry run on the shared store: the plan and the count of chunks the ingest would
+    embed, decided as :func:`_apply_shared` decides them, against the chunks the server
+    holds (read-only: nothing is written locally or on the server).
+
+    Raises:
+        SnapshotStoreUnavailable: no server, refused (naming the commit).
+    """
+    namespace = str(profile["namespaceId"])
+    rows = _new_rows(plan)
+    present = server.stored(namespace, manifest.all_chunk_ids(), plan.target)
+    if manifest.all_chunk_ids() - present - rows.keys():
+        plan, manifest = replan_fresh()  # the real ingest reads those documents again
+        rows = _new_rows(plan)
+        present = server.stored(namespace, rows.keys(), plan.target)
+    return plan, sum(1 for chunk_id in rows if chunk_id not in present)
 
 
 def _published_on_server(server: Any, sha: str) -> bool:

@@ -20,7 +20,7 @@ commit, and that commit's chunks as the store the retrieval engine ranks
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
 from ragit.contract.errors import CorruptError, RagitError, SnapshotStoreUnavailable
@@ -193,6 +193,19 @@ class PostgresSource:
         self._snapshots.pop(sha, None)  # a new read selects again
         found = self._published(sha)
         return None if found is None else bytes(found.manifest)
+
+    def stored(self, namespace: str, chunk_ids: Iterable[str], sha: str | None = None) -> set[str]:
+        """The ids of ``chunk_ids`` the server stores in ``namespace`` (read-only).
+
+        Raises:
+            SnapshotStoreUnavailable: no server, refused (naming ``sha``).
+            StoreReadBusy: the connection was lost (retryable).
+        """
+        try:
+            found: set[str] = self._pg(sha).stored(namespace, chunk_ids)
+        except SnapshotStoreUnavailable as exc:
+            raise _unavailable(sha, exc) from None
+        return found
 
     def snapshot(self, sha: str) -> SnapshotStore:
         found = self._published(sha)

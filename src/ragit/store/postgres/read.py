@@ -271,6 +271,19 @@ class PgReader:
             chunk_ids=ids,
         )
 
+    def stored(self, namespace: str, chunk_ids: Iterable[str]) -> set[str]:
+        """The ids of ``chunk_ids`` stored in ``namespace`` by any writer (what an ingest
+        would not embed again; its dry run counts against this). One statement."""
+        wanted = sorted(set(chunk_ids))
+        if not wanted:
+            return set()
+        rows = self._rows(
+            "SELECT c.chunk_id FROM ragit_chunks c JOIN ragit_namespaces n "
+            "USING (namespace_id) WHERE n.namespace = %s AND c.chunk_id = ANY(%s::text[])",
+            (namespace, wanted),
+        )
+        return {str(r[0]) for r in rows}
+
     def terms(self, snapshot: Snapshot) -> SnapshotTermIndex:
         """The snapshot's keyword index (see :class:`SnapshotTermIndex`)."""
         return SnapshotTermIndex(self, snapshot)
