@@ -207,6 +207,34 @@ class PostgresSource:
             raise _unavailable(sha, exc) from None
         return found
 
+    def health(self) -> dict[str, Any]:
+        """:func:`shared_health` over this source's connection, which later calls reuse when
+        the schema is the one this RAGit reads (``doctor`` and ``status`` connect once).
+
+        Raises:
+            SnapshotStoreUnavailable: no server configured, refused, or the client missing.
+            StoreReadBusy: the connection was lost (retryable).
+        """
+        if self._reader is not None:
+            facts: dict[str, Any] = self._reader.health(self.repository)
+            return facts
+        try:
+            from ragit.store.postgres.read import PgReader
+            from ragit.store.postgres.steps import SCHEMA_VERSION
+        except ImportError:
+            raise _client_missing() from None
+        reader = PgReader()  # not `open`: a schema of another version is a fact to report
+        try:
+            facts = reader.health(self.repository)
+        except BaseException:
+            reader.close()
+            raise
+        if facts["schemaVersion"] == SCHEMA_VERSION:
+            self._reader = reader  # what `open` would have checked
+        else:
+            reader.close()
+        return facts
+
     def snapshot(self, sha: str) -> SnapshotStore:
         found = self._published(sha)
         if found is None:

@@ -229,6 +229,18 @@ class PgReader:
             cur.execute(query, args, binary=binary)
             return cur.fetchall()
 
+    def health(self, repository_id: str) -> dict[str, Any]:
+        """:func:`health` over this reader's connection (opened here when it is not: a reader
+        made without :meth:`open`, which refuses a schema of another version, can report one).
+
+        Raises:
+            SnapshotStoreUnavailable: no server configured, or the server refused (masked).
+            StoreReadBusy: the connection was lost (retryable).
+        """
+        conn = self.connection
+        with translated(writer=False):
+            return _health(conn, repository_id)
+
     # ------------------------------------------------------------------ snapshots
 
     def schema_version(self) -> int:
