@@ -184,6 +184,9 @@ def _run(
         return again, _build_manifest(again, git, embedder.profile)
 
     if cfg.store.backend == "postgres":
+        # Planning's connection is not held while the chunks are embedded (a plan made again
+        # under the lock reconnects); the writer has its own.
+        server.close()
         plan, embed_ms, store_ms, embedded, lock_warnings = _apply_shared(
             ws, cfg, plan, manifest, embedder, progress, replan_fresh
         )
