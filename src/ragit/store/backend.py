@@ -208,8 +208,11 @@ class PostgresSource:
         return found
 
     def health(self) -> dict[str, Any]:
-        """:func:`shared_health` over this source's connection, which later calls reuse when
-        the schema is the one this RAGit reads (``doctor`` and ``status`` connect once).
+        """The shared store's facts for ``doctor`` and ``status``: the server (no user, no
+        password), schema and pgvector versions, each namespace's index state and the
+        repository's indexed commits (:func:`ragit.store.postgres.read.health`), read over
+        this source's connection, which later calls reuse when the schema is the one this
+        RAGit reads (``doctor`` and ``status`` connect once).
 
         Raises:
             SnapshotStoreUnavailable: no server configured, refused, or the client missing.
@@ -269,22 +272,6 @@ def _client_missing() -> SnapshotStoreUnavailable:
         None,
         "store.backend is postgres but its client is not installed (pip install 'ragit[postgres]')",
     )
-
-
-def shared_health(repository: str) -> dict[str, Any]:
-    """The shared store's facts for ``doctor`` and ``status``: the server (no user, no
-    password), schema and pgvector versions, each namespace's index state and the
-    repository's indexed commits (:func:`ragit.store.postgres.read.health`).
-
-    Raises:
-        SnapshotStoreUnavailable: no server configured, refused, or the client missing.
-        StoreReadBusy: the connection was lost (retryable).
-    """
-    try:
-        from ragit.store.postgres.read import health
-    except ImportError:
-        raise _client_missing() from None
-    return health(repository)
 
 
 def masked(text: str) -> str:
