@@ -172,3 +172,44 @@ def test_doctor_without_a_server_or_with_a_refused_one_is_masked(
     code, envelope, out = _cli(a, {**base, "RAGIT_DATABASE_URL": good}, "doctor")
     assert _checks(envelope)["store.connection"]["ok"] is True, envelope
     assert SECRET not in out
+
+
+def test_doctor_and_status_connect_to_the_server_once(
+    database: str, tmp_path: Path, monkeypatch: Any
+) -> None:
+    """`doctor` reaches the shared store once (its health facts, then HEAD's manifest over the
+    same connection), and `status` too; their output is the CLI's."""
+    from ragit.ops.doctor import run_doctor
+    from ragit.ops.status import repository_status
+    from ragit.workspace import Workspace
+
+    migrate()
+    env = {**hermetic_env(tmp_path), "RAGIT_DATABASE_URL": database}
+    a = make_repo(tmp_path / "a", env, config=CONFIG, ingest=False)
+    assert _cli(a, env, "ingest", "--all")[1]["ok"] is True
+    b = _clone(tmp_path, env, a)
+    code, envelope, _out = _cli(b, env, "doctor")
+    assert code == 0, envelope
+    _code, status_envelope, _out = _cli(b, env, "status")
+
+    connects: list[str] = []
+    real = psycopg.connect
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        connects.append("connect")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(psycopg, "connect", counting)
+    data, error = run_doctor(Workspace(b))
+    assert error is None, error
+    assert len(connects) == 1, connects
+    shared = ("snapshot.", "store.")
+    ours = [c for c in data["checks"] if c["name"].startswith(shared)]
+    cli = [c for c in envelope["data"]["checks"] if c["name"].startswith(shared)]
+    assert ours == cli
+
+    connects.clear()
+    status = repository_status(Workspace(b))
+    assert len(connects) == 1, connects
+    assert status["store"] == status_envelope["data"]["store"]
+    assert status["snapshot"]["status"] == "indexed"

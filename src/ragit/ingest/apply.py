@@ -100,13 +100,41 @@ def run_ingest(
     Raises:
         typed RAGit errors for every precondition of contract §6.
     """
-    from ragit import _faults as faults
-    from ragit.embed import build_embedder
-
     t_start = time.monotonic()
     validate_request(req)
     planned_on = _store_identity(ws)
-    plan = plan_ingest(ws, cfg, req, progress)
+    server = _server_source(ws, cfg)
+    try:
+        return _run(ws, cfg, req, progress, t_start, planned_on, server)
+    finally:
+        if server is not None:
+            server.close()
+
+
+def _server_source(ws: Workspace, cfg: RagitConfig) -> Any:
+    """With ``store.backend = "postgres"``: the shared store's snapshots, where planning finds
+    a base the clone has no manifest file of (nothing connects before the first call)."""
+    if cfg.store.backend != "postgres":
+        return None
+    from ragit.store.backend import open_source
+
+    head = GitRepo(ws.root).head().sha
+    return open_source(ws, "postgres", _repository(ws, cfg, head or ""))
+
+
+def _run(
+    ws: Workspace,
+    cfg: RagitConfig,
+    req: IngestRequest,
+    progress: Progress,
+    t_start: float,
+    planned_on: str | None,
+    server: Any,
+) -> dict[str, Any]:
+    from ragit import _faults as faults
+    from ragit.embed import build_embedder
+
+    plan = plan_ingest(ws, cfg, req, progress, server=server)
     git = GitRepo(ws.root)
     embedder = build_embedder(
         ws.root, cfg.embedding, cfg.security, mode="dry-run" if req.dry_run else "cli"
@@ -114,12 +142,29 @@ def run_ingest(
     manifest = _build_manifest(plan, git, embedder.profile)
     _check_store_profile(ws, embedder.profile.as_dict(), plan, dry_run=req.dry_run)
     noop = plan.existing_target is not None and _same_docs(plan.existing_target, manifest)
-    if noop and cfg.store.backend == "postgres" and not _published_on_server(ws, cfg, plan.target):
+    if noop and cfg.store.backend == "postgres" and not _published_on_server(server, plan.target):
         noop = False  # the local manifest's snapshot is not (or no longer) on the server
     data = _report(ws, req, plan, noop)
+
+    def replan_fresh() -> tuple[IngestPlan, Manifest]:
+        """Plan again without carrying documents over from indexed manifests."""
+        again = plan_ingest(ws, cfg, req, progress, reuse_documents=False, server=server)
+        return again, _build_manifest(again, git, embedder.profile)
+
     if req.dry_run:
+        if server is not None:
+            planned = plan
+            plan, embedded = _count_missing_shared(
+                server, plan, manifest, embedder.profile.as_dict(), replan_fresh
+            )
+            plan.blockers.extend(b for b in planned.blockers if b not in plan.blockers)
+            warnings = data["warnings"]
+            data = _report(ws, req, plan, noop)
+            data["warnings"] = [*warnings, *(w for w in plan.warnings if w not in warnings)]
+        else:
+            embedded = _count_missing(ws, list(_new_rows(plan)))
         _dry_run_lock_blockers(ws, data)
-        data["embedded"] = _count_missing(ws, list(_new_rows(plan)))
+        data["embedded"] = embedded
         data["wouldFail"] = bool(data["blockers"])
         data["timings"]["totalMs"] = int((time.monotonic() - t_start) * 1000)
         return data
@@ -135,15 +180,13 @@ def run_ingest(
     faults.reach("ingest-planned")
 
     def replan() -> tuple[IngestPlan, Manifest]:
-        again = plan_ingest(ws, cfg, req, progress)
+        again = plan_ingest(ws, cfg, req, progress, server=server)
         return again, _build_manifest(again, git, embedder.profile)
 
     if cfg.store.backend == "postgres":
-
-        def replan_fresh() -> tuple[IngestPlan, Manifest]:
-            again = plan_ingest(ws, cfg, req, progress, reuse_documents=False)
-            return again, _build_manifest(again, git, embedder.profile)
-
+        # Planning's connection is not held while the chunks are embedded (a plan made again
+        # under the lock reconnects); the writer has its own.
+        server.close()
         plan, embed_ms, store_ms, embedded, lock_warnings = _apply_shared(
             ws, cfg, plan, manifest, embedder, progress, replan_fresh
         )
@@ -347,19 +390,38 @@ def _count_missing(ws: Workspace, chunk_ids: list[str]) -> int:
         reader.close()
 
 
-def _published_on_server(ws: Workspace, cfg: RagitConfig, sha: str) -> bool:
-    """Whether the shared store holds a snapshot of ``sha`` for this repository.
+def _count_missing_shared(
+    server: Any,
+    plan: IngestPlan,
+    manifest: Manifest,
+    profile: dict[str, Any],
+    replan_fresh: Callable[[], tuple[IngestPlan, Manifest]],
+) -> tuple[IngestPlan, int]:
+    """A dry run on the shared store: the plan and the count of chunks the ingest would
+    embed, decided as :func:`_apply_shared` decides them, against the chunks the server
+    holds (read-only: nothing is written locally or on the server).
+
+    Raises:
+        SnapshotStoreUnavailable: no server, refused (naming the commit).
+    """
+    namespace = str(profile["namespaceId"])
+    rows = _new_rows(plan)
+    present = server.stored(namespace, manifest.all_chunk_ids(), plan.target)
+    if manifest.all_chunk_ids() - present - rows.keys():
+        plan, manifest = replan_fresh()  # the real ingest reads those documents again
+        rows = _new_rows(plan)
+        present = server.stored(namespace, rows.keys(), plan.target)
+    return plan, sum(1 for chunk_id in rows if chunk_id not in present)
+
+
+def _published_on_server(server: Any, sha: str) -> bool:
+    """Whether the shared store (``server``, a ``PostgresSource``) holds a snapshot of ``sha``
+    for this repository.
 
     Raises:
         SnapshotStoreUnavailable: no server, refused (naming ``sha``).
     """
-    from ragit.store.backend import open_source
-
-    source = open_source(ws, "postgres", _repository(ws, cfg, sha))
-    try:
-        return source.manifest(sha) is not None
-    finally:
-        source.close()
+    return server.manifest(sha) is not None
 
 
 def _repository(ws: Workspace, cfg: RagitConfig, sha: str) -> str:

@@ -38,13 +38,20 @@ from ragit.contract.errors import (
     RagitError,
     SnapshotManifestInvalid,
     SnapshotNotIndexed,
+    SnapshotStoreUnavailable,
 )
 from ragit.ingest import ids
 from ragit.ingest.request import IngestRequest
 from ragit.ingest.rows import chunk_rows, decode_text, unit_rows
 from ragit.snapshot._git import GitRepo, TreeFile
-from ragit.snapshot.manifest import Manifest, ManifestDoc, load_manifest, manifest_exists
-from ragit.snapshot.selection import nearest_indexed_ancestor
+from ragit.snapshot.manifest import (
+    Manifest,
+    ManifestDoc,
+    load_manifest,
+    manifest_exists,
+    parse_manifest,
+)
+from ragit.snapshot.selection import ManifestSource
 from ragit.workspace import Workspace
 
 Progress = Callable[[str], None]
@@ -88,21 +95,74 @@ def _resolve_target(git: GitRepo, at: str | None) -> tuple[str, bool]:
     return target, target == head.sha
 
 
-def _load_optional(ws: Workspace, sha: str | None) -> Manifest | None:
-    if sha is None or not manifest_exists(ws, sha):
-        return None
-    return load_manifest(ws, sha)
+class _Indexed:
+    """The indexed manifests planning reads: the files of ``.ragit/manifest`` and, with the
+    shared store (``server``), the snapshots the server holds for commits the clone has no
+    file of — a fresh clone (a CI job) finds its base there. A local file is always read
+    first; the server is asked once for its indexed commits, then per manifest.
 
-
-def _load_reusable(ws: Workspace, sha: str | None) -> Manifest | None:
-    """Like :func:`_load_optional`, but a corrupt manifest counts as absent.
-
-    Used where a manifest is only a source of reuse (the target itself, the nearest
-    ancestor of a full build): a truncated file must not block rebuilding it.
+    Every server failure is ``SNAPSHOT_STORE_UNAVAILABLE`` naming ``target``.
     """
-    try:
-        return _load_optional(ws, sha)
-    except SnapshotManifestInvalid:
+
+    def __init__(self, ws: Workspace, server: ManifestSource | None, target: str) -> None:
+        self.ws = ws
+        self.server = server
+        self.target = target
+        self._server_shas: set[str] | None = None
+
+    def _on_server(self, sha: str) -> bool:
+        if self.server is None:
+            return False
+        if self._server_shas is None:
+            try:
+                self._server_shas = set(self.server.indexed_shas())
+            except SnapshotStoreUnavailable as exc:
+                raise self._naming(exc) from None
+        return sha in self._server_shas
+
+    def _naming(self, exc: SnapshotStoreUnavailable) -> SnapshotStoreUnavailable:
+        return SnapshotStoreUnavailable(self.target, str(exc.details.get("reason")))
+
+    def exists(self, sha: str) -> bool:
+        return manifest_exists(self.ws, sha) or self._on_server(sha)
+
+    def load(self, sha: str | None) -> Manifest | None:
+        """The manifest of ``sha`` (None: indexed neither locally nor on the server).
+
+        Raises:
+            SnapshotManifestInvalid, SnapshotSchemaUnsupported: as ``load_manifest``.
+            SnapshotStoreUnavailable: the server failed (naming the target).
+        """
+        if sha is None:
+            return None
+        if manifest_exists(self.ws, sha):
+            return load_manifest(self.ws, sha)
+        if self.server is None or not self._on_server(sha):
+            return None
+        try:
+            raw = self.server.manifest(sha)
+        except SnapshotStoreUnavailable as exc:
+            raise self._naming(exc) from None
+        if raw is None:
+            return None
+        return parse_manifest(sha, raw, f"{self.server.name}:{sha}")
+
+    def load_reusable(self, sha: str | None) -> Manifest | None:
+        """Like :meth:`load`, but a corrupt manifest counts as absent.
+
+        Used where a manifest is only a source of reuse (the target itself, the nearest
+        ancestor of a full build): a truncated file must not block rebuilding it.
+        """
+        try:
+            return self.load(sha)
+        except SnapshotManifestInvalid:
+            return None
+
+    def nearest(self, git: GitRepo, sha: str) -> str | None:
+        """The closest first-parent ancestor of ``sha`` indexed locally or on the server."""
+        for candidate in git.first_parents(sha):
+            if self.exists(candidate):
+                return candidate
         return None
 
 
@@ -195,8 +255,13 @@ def plan_ingest(
     progress: Progress,
     *,
     reuse_documents: bool = True,
+    server: ManifestSource | None = None,
 ) -> IngestPlan:
     """Compute the new snapshot without writing anything.
+
+    ``server``: the shared store's snapshots (``store.backend = "postgres"``); a base or
+    target manifest the clone has no file of is read from there, so a fresh clone plans
+    exactly as one that ingested the earlier commits itself.
 
     ``reuse_documents=False``: every candidate document is read and chunked again, none is
     carried over from an indexed manifest (the shared store lacks chunks the local manifests
@@ -222,7 +287,8 @@ def plan_ingest(
         # Without init, .ragit/ is not git-ignored and every write would dirty the worktree.
         block(NotInitialized(str(ws.root)))
 
-    existing_target = _load_reusable(ws, target)
+    indexed = _Indexed(ws, server, target)
+    existing_target = indexed.load_reusable(target)
     base_sha: str | None = None
     base_mode = req.mode
     reuse_from: list[Manifest] = []
@@ -232,23 +298,23 @@ def plan_ingest(
         base_sha = git.resolve_commitish(req.since)
         if not git.is_ancestor(base_sha, target):
             block(IngestBaseNotAncestor(base_sha, target))
-        elif not manifest_exists(ws, base_sha):
+        elif not indexed.exists(base_sha):
             block(IngestBaseNotIndexed(base_sha, target))
         else:
-            base = load_manifest(ws, base_sha)
+            base = indexed.load(base_sha)
     elif req.mode == "partial":
         if existing_target is not None:
             base, base_sha, base_mode = existing_target, target, "partial-head"
         else:
             parent = git.parent(target)
-            base = _load_optional(ws, parent)
+            base = indexed.load(parent)
             if base is None:
                 block(IngestBaseNotIndexed(parent, target))
             else:
                 base_sha, base_mode = parent, "partial-parent"
     else:
-        ancestor = nearest_indexed_ancestor(ws, git, target)
-        base = _load_reusable(ws, ancestor)
+        ancestor = indexed.nearest(git, target)
+        base = indexed.load_reusable(ancestor)
         if req.mode == "auto":
             if existing_target is not None:
                 base_sha, base_mode = target, "auto-head"

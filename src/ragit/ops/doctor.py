@@ -49,6 +49,22 @@ class _Doctor:
         self.checks: list[Check] = []
         self.cfg: Any = None
         self.manifests: dict[str, Any] = {}
+        self._shared: Any = None  # ragit.ops.status.SharedStore: one connection per run
+
+    def shared(self) -> Any:
+        """The shared store, reached once (``store.backend = "postgres"``), else None."""
+        if self.cfg is None or self.cfg.store.backend != "postgres":
+            return None
+        if self._shared is None:
+            from ragit.ops.status import SharedStore
+
+            self._shared = SharedStore(self.ws, self.cfg)
+        return self._shared
+
+    def close(self) -> None:
+        if self._shared is not None:
+            self._shared.close()
+            self._shared = None
 
     def add(
         self, name: str, ok: bool, detail: str, recovery: str | None = None, **extra: Any
@@ -139,7 +155,7 @@ class _Doctor:
     def head(self) -> None:
         from ragit.ops.status import repository_status
 
-        block = repository_status(self.ws)["snapshot"]
+        block = repository_status(self.ws, self.shared())["snapshot"]
         status = block["status"]
         ok = status == "indexed"
         recovery = block.get("recovery")
@@ -217,13 +233,14 @@ class _Doctor:
     def shared_store(self) -> None:
         """``store.backend = "postgres"``: the server, its schema and pgvector versions, each
         namespace's HNSW index and the repository's indexed commits (every text masked)."""
-        from ragit.snapshot.repository import store_repository
-        from ragit.store.backend import masked, shared_health
+        from ragit.store.backend import masked
 
-        try:
-            repository = store_repository(self.ws, self.cfg)
-            facts = shared_health(repository)
-        except RagitError as exc:
+        shared = self.shared()
+        repository = shared.repository
+        facts = shared.facts
+        if facts is None:
+            exc = shared.error
+            assert exc is not None
             recovery = CONFIGURE_SERVER if "RAGIT_DATABASE_URL" in exc.message else exc.recovery
             self.add("store.connection", False, masked(exc.message), recovery, backend="postgres")
             return
@@ -492,15 +509,18 @@ def _built_by_older_chunker(manifest: Any) -> bool:
 def run_doctor(ws: Workspace) -> tuple[dict[str, Any], RagitError | None]:
     """All checks; returns the data and, when any check failed, the error to report."""
     doc = _Doctor(ws)
-    doc.structure()
-    if ws.is_initialized():
-        doc.config()
-    doc.run("snapshot.manifests", doc.manifests_check)
-    doc.run("snapshot.head", doc.head)
-    if doc.cfg is not None and doc.cfg.store.backend == "postgres":
-        doc.run("store.connection", doc.shared_store)
-    else:
-        doc.run("store.meta", doc.store)
+    try:
+        doc.structure()
+        if ws.is_initialized():
+            doc.config()
+        doc.run("snapshot.manifests", doc.manifests_check)
+        doc.run("snapshot.head", doc.head)
+        if doc.cfg is not None and doc.cfg.store.backend == "postgres":
+            doc.run("store.connection", doc.shared_store)
+        else:
+            doc.run("store.meta", doc.store)
+    finally:
+        doc.close()
     doc.run("store.writer-lock", doc.writer)
     doc.run("embedding.config", doc.embedding)
     doc.run("hooks.interpreter", doc.hooks)

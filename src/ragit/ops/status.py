@@ -22,25 +22,33 @@ from ragit.snapshot.selection import ingest_running, nearest_indexed_ancestor
 from ragit.workspace import Workspace
 
 
-class _Shared:
-    """The shared store's answer for ``status`` (``store.backend = "postgres"``): its facts
-    (:func:`ragit.store.backend.shared_health`) or the typed error reaching it."""
+class SharedStore:
+    """The shared store's answer for ``status`` and ``doctor`` (``store.backend =
+    "postgres"``): its facts (:meth:`ragit.store.backend.PostgresSource.health`) or the typed
+    error reaching it, and the manifests it holds — all over one connection, closed by
+    :meth:`close`."""
 
     name = "postgres"
 
     def __init__(self, ws: Workspace, cfg: Any) -> None:
         from ragit.snapshot.repository import store_repository
-        from ragit.store.backend import shared_health
+        from ragit.store.backend import open_source
 
         self.ws = ws
         self.repository: str | None = None  # None: unknown (a shallow clone, unnamed)
         self.facts: dict[str, Any] | None = None
         self.error: RagitError | None = None
+        self._source: Any = None
         try:
             self.repository = store_repository(ws, cfg)
-            self.facts = shared_health(self.repository)
+            self._source = open_source(ws, "postgres", self.repository)
+            self.facts = self._source.health()
         except RagitError as exc:
             self.error = exc
+
+    def close(self) -> None:
+        if self._source is not None:
+            self._source.close()
 
     @property
     def readable(self) -> bool:
@@ -64,15 +72,9 @@ class _Shared:
         return [s["commitSha"] for s in self.facts["snapshots"]]
 
     def manifest(self, sha: str) -> bytes | None:
-        from ragit.store.backend import open_source
-
         if sha not in self.indexed_shas():
             return None
-        source = open_source(self.ws, "postgres", self.repository)
-        try:
-            raw: bytes | None = source.manifest(sha)
-        finally:
-            source.close()
+        raw: bytes | None = self._source.manifest(sha)
         return raw
 
     def block(self, head_sha: str | None) -> dict[str, Any]:
@@ -101,7 +103,7 @@ class _Shared:
 
 
 def _snapshot_block(
-    ws: Workspace, git: GitRepo, dirty: dict[str, str], shared: _Shared | None = None
+    ws: Workspace, git: GitRepo, dirty: dict[str, str], shared: SharedStore | None = None
 ) -> dict[str, Any]:
     head = git.head()
     block: dict[str, Any] = {
@@ -176,7 +178,7 @@ def _snapshot_block(
     return block
 
 
-def _load(ws: Workspace, sha: str, shared: _Shared | None) -> Any:
+def _load(ws: Workspace, sha: str, shared: SharedStore | None) -> Any:
     """The manifest of ``sha``: the local file, or the shared store's (FileNotFoundError:
     not indexed there)."""
     if shared is None:
@@ -218,10 +220,13 @@ def _store_problem(ws: Workspace) -> str | None:
     return None
 
 
-def repository_status(ws: Workspace) -> dict[str, Any]:
-    """Everything `status` reports (camelCase, JSON-ready)."""
+def repository_status(ws: Workspace, shared: SharedStore | None = None) -> dict[str, Any]:
+    """Everything `status` reports (camelCase, JSON-ready).
+
+    ``shared``: the shared store already reached by the caller (``doctor``, which then
+    connects once); otherwise it is reached here when the config names it, and closed.
+    """
     from ragit.config import load_config, unknown_keys
-    from ragit.ops.doc_authority.summary import read_index_summary
 
     git = GitRepo(ws.root)
     head = git.head()
@@ -234,7 +239,27 @@ def repository_status(ws: Workspace) -> dict[str, Any]:
         cfg = None
         config_block.update(valid=False, errorCode=exc.code, reason=exc.message)
     # The shared store answers for snapshots and the store; the local store is not needed.
-    shared = _Shared(ws, cfg) if cfg is not None and cfg.store.backend == "postgres" else None
+    owned = None
+    if shared is None and cfg is not None and cfg.store.backend == "postgres":
+        shared = owned = SharedStore(ws, cfg)
+    try:
+        return _repository_status(ws, git, head, dirty, cfg, config_block, shared)
+    finally:
+        if owned is not None:
+            owned.close()
+
+
+def _repository_status(
+    ws: Workspace,
+    git: GitRepo,
+    head: Any,
+    dirty: dict[str, str],
+    cfg: Any,
+    config_block: dict[str, Any],
+    shared: SharedStore | None,
+) -> dict[str, Any]:
+    from ragit.ops.doc_authority.summary import read_index_summary
+
     data: dict[str, Any] = {
         "root": str(ws.root),
         "initialized": ws.is_initialized(),

@@ -20,7 +20,7 @@ commit, and that commit's chunks as the store the retrieval engine ranks
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
 from ragit.contract.errors import CorruptError, RagitError, SnapshotStoreUnavailable
@@ -194,6 +194,50 @@ class PostgresSource:
         found = self._published(sha)
         return None if found is None else bytes(found.manifest)
 
+    def stored(self, namespace: str, chunk_ids: Iterable[str], sha: str | None = None) -> set[str]:
+        """The ids of ``chunk_ids`` the server stores in ``namespace`` (read-only).
+
+        Raises:
+            SnapshotStoreUnavailable: no server, refused (naming ``sha``).
+            StoreReadBusy: the connection was lost (retryable).
+        """
+        try:
+            found: set[str] = self._pg(sha).stored(namespace, chunk_ids)
+        except SnapshotStoreUnavailable as exc:
+            raise _unavailable(sha, exc) from None
+        return found
+
+    def health(self) -> dict[str, Any]:
+        """The shared store's facts for ``doctor`` and ``status``: the server (no user, no
+        password), schema and pgvector versions, each namespace's index state and the
+        repository's indexed commits (:func:`ragit.store.postgres.read.health`), read over
+        this source's connection, which later calls reuse when the schema is the one this
+        RAGit reads (``doctor`` and ``status`` connect once).
+
+        Raises:
+            SnapshotStoreUnavailable: no server configured, refused, or the client missing.
+            StoreReadBusy: the connection was lost (retryable).
+        """
+        if self._reader is not None:
+            facts: dict[str, Any] = self._reader.health(self.repository)
+            return facts
+        try:
+            from ragit.store.postgres.read import PgReader
+            from ragit.store.postgres.steps import SCHEMA_VERSION
+        except ImportError:
+            raise _client_missing() from None
+        reader = PgReader()  # not `open`: a schema of another version is a fact to report
+        try:
+            facts = reader.health(self.repository)
+        except BaseException:
+            reader.close()
+            raise
+        if facts["schemaVersion"] == SCHEMA_VERSION:
+            self._reader = reader  # what `open` would have checked
+        else:
+            reader.close()
+        return facts
+
     def snapshot(self, sha: str) -> SnapshotStore:
         found = self._published(sha)
         if found is None:
@@ -228,22 +272,6 @@ def _client_missing() -> SnapshotStoreUnavailable:
         None,
         "store.backend is postgres but its client is not installed (pip install 'ragit[postgres]')",
     )
-
-
-def shared_health(repository: str) -> dict[str, Any]:
-    """The shared store's facts for ``doctor`` and ``status``: the server (no user, no
-    password), schema and pgvector versions, each namespace's index state and the
-    repository's indexed commits (:func:`ragit.store.postgres.read.health`).
-
-    Raises:
-        SnapshotStoreUnavailable: no server configured, refused, or the client missing.
-        StoreReadBusy: the connection was lost (retryable).
-    """
-    try:
-        from ragit.store.postgres.read import health
-    except ImportError:
-        raise _client_missing() from None
-    return health(repository)
 
 
 def masked(text: str) -> str:

@@ -229,6 +229,18 @@ class PgReader:
             cur.execute(query, args, binary=binary)
             return cur.fetchall()
 
+    def health(self, repository_id: str) -> dict[str, Any]:
+        """:func:`health` over this reader's connection (opened here when it is not: a reader
+        made without :meth:`open`, which refuses a schema of another version, can report one).
+
+        Raises:
+            SnapshotStoreUnavailable: no server configured, or the server refused (masked).
+            StoreReadBusy: the connection was lost (retryable).
+        """
+        conn = self.connection
+        with translated(writer=False):
+            return _health(conn, repository_id)
+
     # ------------------------------------------------------------------ snapshots
 
     def schema_version(self) -> int:
@@ -270,6 +282,19 @@ class PgReader:
             manifest=str(row[4]).encode("utf-8"),
             chunk_ids=ids,
         )
+
+    def stored(self, namespace: str, chunk_ids: Iterable[str]) -> set[str]:
+        """The ids of ``chunk_ids`` stored in ``namespace`` by any writer (what an ingest
+        would not embed again; its dry run counts against this). One statement."""
+        wanted = sorted(set(chunk_ids))
+        if not wanted:
+            return set()
+        rows = self._rows(
+            "SELECT c.chunk_id FROM ragit_chunks c JOIN ragit_namespaces n "
+            "USING (namespace_id) WHERE n.namespace = %s AND c.chunk_id = ANY(%s::text[])",
+            (namespace, wanted),
+        )
+        return {str(r[0]) for r in rows}
 
     def terms(self, snapshot: Snapshot) -> SnapshotTermIndex:
         """The snapshot's keyword index (see :class:`SnapshotTermIndex`)."""
