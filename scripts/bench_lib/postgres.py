@@ -658,17 +658,25 @@ def _cold(ctx: Context, zvec_repo: Path, pg_repo: Path, pg_env: Env, n: int) -> 
 
 def postgres(ctx: Context) -> list[Row]:
     n = ctx.opts.n
+    parts = set(ctx.opts.postgres_parts or ("ingest", "cold", "mcp", "writers"))
+    if parts & {"cold", "mcp"}:
+        parts.add("ingest")
+    rows: list[Row] = []
     with PgServer() as server:
         ctx.progress(
             f"postgres: server {server.version()}"
             + (" (RAGIT_DATABASE_URL)" if server.external else " (pgserver)")
         )
-        rows, zvec_repo, db, pg_repo, _info = _ingest(ctx, server, n)
-        pg_env = ctx.env.with_(RAGIT_DATABASE_URL=server.url(db))
-        rows += _cold(ctx, zvec_repo, pg_repo, pg_env, n)
-        rows += _mcp(ctx, zvec_repo, pg_repo, pg_env, n, server)
-        rows += _writers(ctx, server, n)
-        ctx.discard(zvec_repo.parent)
+        if "ingest" in parts:
+            rows, zvec_repo, db, pg_repo, _info = _ingest(ctx, server, n)
+            pg_env = ctx.env.with_(RAGIT_DATABASE_URL=server.url(db))
+            if "cold" in parts:
+                rows += _cold(ctx, zvec_repo, pg_repo, pg_env, n)
+            if "mcp" in parts:
+                rows += _mcp(ctx, zvec_repo, pg_repo, pg_env, n, server)
+            ctx.discard(zvec_repo.parent)
+        if "writers" in parts:
+            rows += _writers(ctx, server, n)
     for row in rows:
         row.extra.setdefault("server", "external" if server.external else "pgserver")
     return rows
