@@ -27,6 +27,13 @@ p50/p95 query latency.
     python scripts/eval_retrieval.py --dataset ../shared/benchmarks/ko-react-dev-v1 --guard
     python scripts/eval_retrieval.py --config embedding.provider=local-minilm --guard
 
+With ``--config store.backend=postgres`` the repositories are ingested into PostgreSQL +
+pgvector: the server ``RAGIT_DATABASE_URL`` names, else one the script starts from the
+``pgserver`` wheel on a temporary directory (stopped at the end); the schema is applied
+with ``ragit migrate store``, each repository is ``store.repository = eval/<id>``, and
+nothing is cached (the server's data does not outlive the run). ``--guard`` then compares
+with the zvec baseline of the same profile: the shared store's quality parity.
+
 ``--compare OLD.json`` prints every slice's change and the cases that rose or fell.
 ``--guard`` fails (exit 1) when overall nDCG@10 falls more than the baseline file's
 ``maxDrop`` (0.01) below the checked-in baseline of this profile and dataset
@@ -56,7 +63,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -137,6 +144,41 @@ def load_dataset(path: Path) -> dict[str, Any]:
     return {"datasetId": dataset.get("datasetId"), "repositories": [repo]}
 
 
+@contextlib.contextmanager
+def shared_store(impl: list[str]) -> Iterator[str]:
+    """The PostgreSQL the run ingests into, migrated: ``RAGIT_DATABASE_URL`` when set, else
+    a server from the ``pgserver`` wheel on a temporary directory (a unix socket only),
+    stopped and deleted afterwards. The URL is put in this process's environment, which
+    every ``ragit`` process inherits."""
+    given = os.environ.get("RAGIT_DATABASE_URL")
+    base: Path | None = None
+    handle: Any = None
+    if given:
+        url = given
+    else:
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            import pgserver  # the wheel that ships PostgreSQL with pgvector
+
+        base = Path(tempfile.mkdtemp(prefix="ragit-epg-"))  # short: a socket path's limit
+        handle = pgserver.get_server(base, cleanup_mode="delete")
+        url = handle.get_uri()
+        os.environ["RAGIT_DATABASE_URL"] = url
+    try:
+        with tempfile.TemporaryDirectory(prefix="ragit-epg-home-") as home:
+            _must(_run([*impl, "migrate", "store"], Path(home), _git_env(Path(home))), "migrate")
+        yield url
+    finally:
+        if handle is not None:
+            os.environ.pop("RAGIT_DATABASE_URL", None)
+            with contextlib.suppress(Exception):
+                handle.cleanup()
+        if base is not None:
+            shutil.rmtree(base, ignore_errors=True)
+
+
 def build_repo(
     repo: dict[str, Any],
     dest: Path,
@@ -155,6 +197,9 @@ def build_repo(
     _must(_run([*impl, "init", "--yes"], dest, env), "ragit init")
     for key, value in config:
         _must(_run([*impl, "config", "set", key, value], dest, env), f"config set {key}")
+    if dict(config).get("store.backend") == "postgres":
+        name = f"eval/{repo['id']}"
+        _must(_run([*impl, "config", "set", "store.repository", name], dest, env), "config set")
     _must(_run(["git", "add", "-A"], dest, env), "git add")
     _must(_run(["git", "commit", "-q", "-m", "ragit init"], dest, env), "git commit")
     proc = _run([*impl, "ingest", "--all", "--format", "json"], dest, env)
@@ -420,7 +465,9 @@ def main() -> int:
     config: list[tuple[str, str]] = [tuple(item.split("=", 1)) for item in args.config]  # type: ignore[misc]
     dataset = load_dataset(args.dataset)
     scratch = Path(tempfile.mkdtemp(prefix="ragit-eval-"))
-    if args.no_cache:
+    postgres = dict(config).get("store.backend") == "postgres"
+    store = shared_store(impl) if postgres else contextlib.nullcontext("")
+    if args.no_cache or postgres:
         entry = scratch / "entry"
     else:
         key = hashlib.sha256(
@@ -439,7 +486,9 @@ def main() -> int:
         )
         entry = cache / f"{dataset.get('datasetId') or 'dataset'}-{profile_of(config)}-{key}"
     cases: list[dict[str, Any]] = []
+    stack = contextlib.ExitStack()
     try:
+        stack.enter_context(store)
         env, heads, ingest_seconds = prepared_repositories(dataset, impl, config, entry)
         jobs: list[tuple[dict[str, Any], Path, str]] = []
         for repo in sorted(dataset["repositories"], key=lambda r: r["id"]):
@@ -467,6 +516,7 @@ def main() -> int:
         with ThreadPoolExecutor(max_workers=args.jobs) as pool:
             list(pool.map(work_one, jobs))
     finally:
+        stack.close()
         shutil.rmtree(scratch, ignore_errors=True)
 
     report_slices = slices(cases)

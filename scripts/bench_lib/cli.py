@@ -82,6 +82,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="semantic-ingest: only these backends (numpy, fp32-ort, int8; default all installed)",
     )
     parser.add_argument(
+        "--postgres-parts",
+        nargs="+",
+        choices=["ingest", "cold", "mcp", "writers"],
+        metavar="P",
+        help="postgres: only these parts (ingest, cold, mcp, writers; cold and mcp need "
+        "ingest; default all)",
+    )
+    parser.add_argument(
         "--workdir", type=Path, help="parent directory for the work tree (default: system temp)"
     )
     parser.add_argument(
@@ -156,6 +164,7 @@ def main(argv: list[str] | None = None) -> int:
         keep=args.keep,
         semantic_docs=args.semantic_docs,
         semantic_backends=tuple(args.semantic_backends or ()),
+        postgres_parts=tuple(args.postgres_parts or ()),
     )
     if args.workdir:
         args.workdir.mkdir(parents=True, exist_ok=True)

@@ -34,6 +34,7 @@ class Options:
     keep: bool
     semantic_docs: int = 0
     semantic_backends: tuple[str, ...] = ()
+    postgres_parts: tuple[str, ...] = ()
 
 
 PROBE_NAME = "runtime-probe.json"

@@ -1277,6 +1277,12 @@ def recall(ctx: Context) -> list[Row]:
     ]
 
 
+def _postgres(ctx: Context) -> list[Row]:
+    from bench_lib.postgres import postgres
+
+    return postgres(ctx)
+
+
 SCENARIOS: list[Scenario] = [
     Scenario("help", help_scenario, True, "ragit --help / describe / describe query"),
     Scenario("ingest-all", ingest_all, True, "full ingest on a fresh copy, cache reset"),
@@ -1307,5 +1313,11 @@ SCENARIOS: list[Scenario] = [
     Scenario("log", log_scenario, False, "log -n 100, drift, narrative at 101 snapshots (opt-in)"),
     Scenario("history", history, False, "100 commits x 1% docs changed (opt-in, slow)"),
     Scenario("n10k", n10k, False, "ingest + query at N=10,000 (opt-in, slow)"),
+    Scenario(
+        "postgres",
+        _postgres,
+        False,
+        "shared store vs zvec: ingest, 8 MCP clients, 4 writers, cold query (opt-in)",
+    ),
 ]
 BY_NAME = {s.name: s for s in SCENARIOS}

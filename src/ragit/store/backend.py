@@ -179,18 +179,28 @@ class PostgresSource:
     def _published(self, sha: str) -> Any:
         cached = self._snapshots.get(sha)
         if cached is not None:
-            return cached
+            return cached[0]
         try:
             found = self._pg(sha).snapshot(self.repository, sha)
         except SnapshotStoreUnavailable as exc:
             raise _unavailable(sha, exc) from None
         if found is not None:
-            # One snapshot per call: a commit republished later is read again next time.
-            self._snapshots = {sha: found}
+            # One snapshot kept (with its view, whose keyword index keeps the postings it
+            # read): the MCP server's next call on the commit reads neither again.
+            self._snapshots = {sha: (found, self._pg(sha).view(found))}
         return found
 
     def manifest(self, sha: str) -> bytes | None:
-        self._snapshots.pop(sha, None)  # a new read selects again
+        cached = self._snapshots.get(sha)
+        if cached is not None:
+            # A new read selects again: the kept snapshot answers only while the commit's
+            # published snapshot is the same one (republishing gives it a new id).
+            try:
+                current = self._pg(sha).snapshot_id(self.repository, sha)
+            except SnapshotStoreUnavailable as exc:
+                raise _unavailable(sha, exc) from None
+            if current != cached[0].snapshot_id:
+                self._snapshots.pop(sha, None)
         found = self._published(sha)
         return None if found is None else bytes(found.manifest)
 
@@ -242,7 +252,7 @@ class PostgresSource:
         found = self._published(sha)
         if found is None:
             raise SnapshotStoreUnavailable(sha, "the shared store has no snapshot of the commit")
-        view: SnapshotStore = self._pg(sha).view(found)
+        view: SnapshotStore = self._snapshots[sha][1]
         return view
 
     def close(self) -> None:

@@ -256,6 +256,16 @@ class PgReader:
         )
         return [str(r[0]) for r in rows]
 
+    def snapshot_id(self, repository_id: str, commit_sha: str) -> int | None:
+        """The id of the commit's published snapshot (None: not indexed): a new id each
+        time the commit is published, so a reader keeps a snapshot it read while the id
+        stays the same."""
+        rows = self._rows(
+            "SELECT snapshot_id FROM ragit_snapshots WHERE repository_id = %s AND commit_sha = %s",
+            (repository_id, commit_sha),
+        )
+        return int(rows[0][0]) if rows else None
+
     def snapshot(self, repository_id: str, commit_sha: str) -> Snapshot | None:
         """The published snapshot of a commit (None: not indexed on the server)."""
         # One statement: the row and its chunk ids from one MVCC snapshot, even while the
@@ -406,6 +416,7 @@ class SnapshotReader:
         self.store_id = f"postgres:{snapshot.repository_id}"
         self.generation = snapshot.snapshot_id
         self._terms: SnapshotTermIndex | None = None
+        self._embedding: dict[str, Any] | None = None
 
     @property
     def chunk_count(self) -> int:
@@ -417,10 +428,13 @@ class SnapshotReader:
 
     @property
     def embedding(self) -> dict[str, Any]:
-        """The manifest's embedding profile."""
-        data = json.loads(self.snapshot.manifest)
-        embedding = data.get("embedding") if isinstance(data, dict) else None
-        return dict(embedding) if isinstance(embedding, dict) else {}
+        """The manifest's embedding profile (parsed once: a published snapshot never
+        changes)."""
+        if self._embedding is None:
+            data = json.loads(self.snapshot.manifest)
+            embedding = data.get("embedding") if isinstance(data, dict) else None
+            self._embedding = dict(embedding) if isinstance(embedding, dict) else {}
+        return dict(self._embedding)
 
     def vector_search(self, vector: Sequence[float], topk: int) -> list[tuple[str, float]]:
         return self._reader.vector_search(self.snapshot, vector, topk)
