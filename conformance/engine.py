@@ -224,7 +224,11 @@ def _setup(run: _Run, steps: list[dict[str, Any]]) -> None:
         kind = next(iter(k for k in step if k in _SETUP_KINDS), None)
         if kind is None:
             raise CaseError(f"{where}: unknown setup step {sorted(step)}")
-        _setup_step(run, step, kind, where)
+        try:
+            _setup_step(run, step, kind, where)
+        except OSError as exc:
+            # A file step on a path the implementation did not create (or cannot be read).
+            raise SetupFailed(f"{where}: {exc.strerror}: {exc.filename}") from exc
         run.prepare()
 
 
