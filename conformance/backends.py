@@ -19,10 +19,11 @@ Which cases run where:
   embedded store's own files, or configures a backend itself): on another backend it
   is ``N/A``, with the reason, and counts as neither a pass nor a failure;
 - a case runs on ``postgres`` only when it touches a store: a setup step runs
-  ``init`` and a later step runs a command that reads or writes snapshots
+  ``init`` and the step under test reads or writes snapshots or reports on the store
   (:data:`STORE_COMMANDS`) or calls the MCP server. Any other case (help, config,
-  describe, completion, errors before ``init``…) is the same on every backend; it
-  runs once, in the ``zvec`` run, and is ``N/A`` in the ``postgres`` run.
+  describe, completion, errors before ``init``, ``log``/``drift`` over local manifests,
+  memory files…) is the same on every backend; it runs once, in the ``zvec`` run, and
+  is ``N/A`` in the ``postgres`` run.
 """
 
 from __future__ import annotations
@@ -47,43 +48,49 @@ from conformance.suite import Case
 BACKENDS = ("zvec", "postgres")
 DEFAULT_BACKEND = "zvec"
 # Commands whose answer depends on the store backend (`store.backend`): they read or write
-# snapshots, or report on the store.
-STORE_COMMANDS = frozenset({"ingest", "query", "context", "status", "doctor", "memory"})
-# Global options that take a value (skipped to find a command's first word).
+# snapshots, or report on the store. A command is its first words (options skipped).
+STORE_COMMANDS = frozenset(
+    {("ingest",), ("query",), ("context",), ("status",), ("doctor",), ("memory", "recall")}
+)
+# Global options that take a value (skipped to find a command's words).
 _VALUED_OPTIONS = frozenset({"--cwd", "--format"})
 STORE_DIR = ".ragit/store"
 NO_STORE_REASON = "touches no store: the same on every backend, runs in the zvec run"
 
 
-def _command_word(argv: list[Any]) -> str | None:
+def _command_words(argv: list[Any]) -> list[str]:
+    out: list[str] = []
     words = iter(str(word) for word in argv)
     for word in words:
         if word in _VALUED_OPTIONS:
             next(words, None)
         elif not word.startswith("-"):
-            return word
-    return None
+            out.append(word)
+    return out
+
+
+def _is_store_command(argv: list[Any]) -> bool:
+    words = _command_words(argv)
+    return any(tuple(words[: len(command)]) == command for command in STORE_COMMANDS)
 
 
 def touches_store(case: Case) -> bool:
-    """Whether ``case`` initializes a repository and then reads or writes its store."""
-    initialized = False
-    for step in [*case.data.get("setup", []), case.data.get("step", {})]:
-        if not isinstance(step, dict):
-            continue
-        if "mcp" in step or step.get("impl") == "mcp":
-            if initialized:
-                return True
-            continue
-        argv = step.get("run", step.get("argv"))
-        if not isinstance(argv, list):
-            continue
-        word = _command_word(argv)
-        if word == "init":
-            initialized = True
-        elif initialized and word in STORE_COMMANDS:
-            return True
-    return False
+    """Whether ``case`` initializes a repository in its setup and its step under test reads
+    or writes the store: a :data:`STORE_COMMANDS` command or a call of the MCP server."""
+    initialized = any(
+        isinstance(step, dict)
+        and isinstance(step.get("run"), list)
+        and step.get("impl", "cli") == "cli"
+        and _command_words(step["run"])[:1] == ["init"]
+        for step in case.data.get("setup", [])
+    )
+    step = case.data.get("step", {})
+    if not initialized or not isinstance(step, dict):
+        return False
+    if "mcp" in step or step.get("impl") == "mcp":
+        return True
+    argv = step.get("argv")
+    return isinstance(argv, list) and _is_store_command(argv)
 
 
 def not_applicable(case: Case, backend: str) -> str | None:

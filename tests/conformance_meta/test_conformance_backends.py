@@ -89,7 +89,9 @@ def _postgres() -> Backend:
 def test_cases_run_on_postgres_only_when_they_touch_a_store(tmp_path: Path) -> None:
     init = {"run": ["init", "--yes"]}
     store = _case(tmp_path, "store", [init], ["--cwd", ".", "query", "x"])
-    mcp = _case(tmp_path, "mcp", [init, {"run": ["ingest", "--all"]}], ["describe"])
+    after_ingest = _case(tmp_path, "after-ingest", [init, {"run": ["ingest"]}], ["log"])
+    recall = _case(tmp_path, "recall", [init], ["memory", "recall", "x"])
+    wrap = _case(tmp_path, "wrap", [init], ["memory", "wrap", "--format", "json"])
     before_init = _case(tmp_path, "before-init", [], ["query", "x"])
     no_store = _case(tmp_path, "no-store", [init], ["config", "get", "project.name"])
     marked = _case(
@@ -97,7 +99,10 @@ def test_cases_run_on_postgres_only_when_they_touch_a_store(tmp_path: Path) -> N
     )
 
     assert not_applicable(store, "postgres") is None
-    assert not_applicable(mcp, "postgres") is None  # a store command in setup counts
+    assert not_applicable(recall, "postgres") is None
+    # what is checked is the step under test: a store command in setup is not enough
+    assert not_applicable(after_ingest, "postgres") == NO_STORE_REASON
+    assert not_applicable(wrap, "postgres") == NO_STORE_REASON
     assert not_applicable(before_init, "postgres") == NO_STORE_REASON
     assert not_applicable(no_store, "postgres") == NO_STORE_REASON
     assert not_applicable(marked, "postgres") == "not applicable to the postgres backend: why"
