@@ -6,7 +6,9 @@ standard library:
 
 - ``python -m conformance.check`` lints the suite itself;
 - ``python -m conformance.runner --impl "<command>"`` runs the cases against any
-  implementation as a black box (real subprocesses, hermetic environment);
+  implementation as a black box (real subprocesses, hermetic environment), on the
+  embedded store or, with ``--backend postgres``, on a PostgreSQL server it starts
+  from the ``pgserver`` wheel (the one part that needs more than the standard library);
 - ``conformance/conftest.py`` collects the same cases as pytest items against the
   ``ragit`` installed next to the running interpreter.
 

@@ -5,10 +5,19 @@ script next to ``sys.executable``, else ``python -m ragit``) and ``ragit-mcp``
 likewise. Entries of ``expected-failures.json`` become strict xfails, so a case
 that starts passing fails the run until its entry is removed. Every case builds
 its own temporary directories, so the items are safe under pytest-xdist.
+
+Each case runs on the zvec store backend (item ``<id>``) and, when it touches a
+store, on the PostgreSQL backend too (item ``<id>[postgres]``; ``-k postgres``
+selects them): one server per process (per xdist worker), started from the
+``pgserver`` wheel on the first such item, migrated once, stopped at the end
+(``RAGIT_CONFORMANCE_DATABASE_URL`` names an existing server instead). Without
+pgserver or psycopg those items skip, saying so; a case marked for other backends
+is a skip with its reason (conformance.backends).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import sys
 from collections.abc import Iterator
@@ -17,8 +26,16 @@ from typing import Any
 
 import pytest
 
+from conformance.backends import (
+    DEFAULT_BACKEND,
+    NO_STORE_REASON,
+    Backend,
+    not_applicable,
+    open_backend,
+    postgres_missing,
+)
 from conformance.engine import run_case
-from conformance.environment import Impl
+from conformance.environment import CaseError, Impl
 from conformance.fixture_cache import FixtureCache
 from conformance.suite import TARGETS, Case, Suite, load_case
 
@@ -55,8 +72,25 @@ def _expected_failures() -> dict[str, str]:
     return SUITE.load_expected_failures()
 
 
+_BACKENDS = contextlib.ExitStack()
+
+
+@functools.cache
+def _backend(name: str) -> Backend | str:
+    """This process's backend ``name`` (its server started once), or why it cannot run."""
+    if name != DEFAULT_BACKEND:
+        missing = postgres_missing()
+        if missing is not None:
+            return f"LOUD SKIP: the {name} backend cannot run here: {missing}"
+    try:
+        return _BACKENDS.enter_context(open_backend(name, local_impl()))
+    except CaseError as exc:
+        return f"the {name} backend did not start: {exc}"
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Remove the fixture templates built by this process."""
+    """Stop the servers started and remove the fixture templates built by this process."""
+    _BACKENDS.close()
     if _fixtures.cache_info().currsize:
         _fixtures().close()
 
@@ -77,22 +111,35 @@ class CaseFile(pytest.File):
 
     def collect(self) -> Iterator[CaseItem]:
         case = load_case(self.path)
-        item = CaseItem.from_parent(self, name=case.id, case=case)
-        reason = _expected_failures().get(case.id)
-        if reason is not None:
-            item.add_marker(pytest.mark.xfail(reason=reason, strict=True, raises=CaseFailed))
-        yield item
+        for backend in ("zvec", "postgres"):
+            why_not = not_applicable(case, backend)
+            if why_not == NO_STORE_REASON:
+                continue  # the same on every backend: runs once, on zvec
+            name = case.id if backend == DEFAULT_BACKEND else f"{case.id}[{backend}]"
+            item = CaseItem.from_parent(self, name=name, case=case, backend=backend)
+            if why_not is not None:
+                item.add_marker(pytest.mark.skip(reason=why_not))
+            reason = _expected_failures().get(case.id)
+            if reason is not None:
+                item.add_marker(pytest.mark.xfail(reason=reason, strict=True, raises=CaseFailed))
+            yield item
 
 
 class CaseItem(pytest.Item):
-    """Runs one case against the local implementation."""
+    """Runs one case against the local implementation, on one store backend."""
 
-    def __init__(self, *, case: Case, **kwargs: Any) -> None:
+    def __init__(self, *, case: Case, backend: str = DEFAULT_BACKEND, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.case = case
+        self.backend = backend
 
     def runtest(self) -> None:
-        result = run_case(self.case, local_impl(), _fixtures())
+        backend = _backend(self.backend)
+        if isinstance(backend, str):
+            if backend.startswith("LOUD SKIP"):
+                pytest.skip(backend)
+            raise CaseNotRunnable(backend)
+        result = run_case(self.case, local_impl(), _fixtures(), backend=backend)
         reasons = "\n".join(f"  - {reason}" for reason in result.reasons)
         if result.status == "skip":
             pytest.skip(reasons)
@@ -107,4 +154,5 @@ class CaseItem(pytest.Item):
         return str(super().repr_failure(excinfo, style=style))
 
     def reportinfo(self) -> tuple[Path, int, str]:
-        return self.path, 0, f"conformance case {self.case.target}/{self.case.id}"
+        where = "" if self.backend == DEFAULT_BACKEND else f" on {self.backend}"
+        return self.path, 0, f"conformance case {self.case.target}/{self.case.id}{where}"

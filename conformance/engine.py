@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from conformance.backends import STORE_DIR, Backend, not_applicable
 from conformance.checks import (
     TRACEBACK,
     check_absent,
@@ -45,7 +46,8 @@ _VARIABLE = re.compile(r"\$\{(REPO|OUTSIDE|HEAD|HOSTNAME)\}")
 
 @dataclass
 class CaseResult:
-    """What running one case gave: ``pass``, ``fail``, ``skip`` or ``error`` plus reasons."""
+    """What running one case gave: ``pass``, ``fail``, ``skip``, ``error`` or ``n/a`` (the
+    case does not apply to the run's store backend) plus reasons."""
 
     case_id: str
     target: str
@@ -53,6 +55,7 @@ class CaseResult:
     reasons: list[str] = field(default_factory=list)
     duration: float = 0.0
     detail: dict[str, Any] = field(default_factory=dict)
+    backend: str = "zvec"
 
 
 @dataclass
@@ -71,15 +74,38 @@ class ProcResult:
 class _Run:
     """State of one case run: directories, environment, captures."""
 
-    def __init__(self, case: Case, impl: Impl, tmp: Path, env: dict[str, str]) -> None:
+    def __init__(
+        self,
+        case: Case,
+        impl: Impl,
+        tmp: Path,
+        env: dict[str, str],
+        backend: Backend | None = None,
+    ) -> None:
         self.case = case
         self.impl = impl
         self.tmp = tmp
         self.repo = tmp / "repo"
         self.outside = tmp / "outside"
-        self.env = env
+        self.backend = backend or Backend()
+        self.env = {**env, **self.backend.env}
+        self.repository = self.backend.repository_name(case)
         self.captures: dict[str, Any] = {}
         self.timeout = float(case.data.get("timeout", DEFAULT_TIMEOUT))
+
+    # ------------------------------------------------------------ backend
+    def prepare(self) -> None:
+        """Point the repository at the run's store backend once it has a config."""
+        self.backend.prepare(self.repo, self.repository)
+
+    def has_store_dir(self) -> bool:
+        return (self.repo / STORE_DIR).exists()
+
+    def store_dir_created(self, had: bool, what: str) -> str | None:
+        """On the shared store, a command that created the embedded store's directory."""
+        if self.backend.name == "zvec" or had or not self.has_store_dir():
+            return None
+        return f"{what} created {STORE_DIR} (the {self.backend.name} backend has no local store)"
 
     # ------------------------------------------------------------ substitution
     def head(self) -> str | None:
@@ -198,66 +224,79 @@ def _setup(run: _Run, steps: list[dict[str, Any]]) -> None:
         kind = next(iter(k for k in step if k in _SETUP_KINDS), None)
         if kind is None:
             raise CaseError(f"{where}: unknown setup step {sorted(step)}")
-        if kind in ("run", "git"):
-            argv = step[kind]
-            if kind == "git":
-                cwd = run.path(step["cwd"]) if "cwd" in step else run.repo
-                proc = run.proc(
-                    ["git", *run.subst(argv)],
-                    cwd=cwd,
-                    env=run.step_env(step),
-                    stdin=run.stdin_of(step),
-                )
+        try:
+            _setup_step(run, step, kind, where)
+        except OSError as exc:
+            # A file step on a path the implementation did not create (or cannot be read).
+            raise SetupFailed(f"{where}: {exc.strerror}: {exc.filename}") from exc
+        run.prepare()
+
+
+def _setup_step(run: _Run, step: dict[str, Any], kind: str, where: str) -> None:
+    if kind in ("run", "git"):
+        had_store = run.has_store_dir()
+        argv = step[kind]
+        if kind == "git":
+            cwd = run.path(step["cwd"]) if "cwd" in step else run.repo
+            proc = run.proc(
+                ["git", *run.subst(argv)],
+                cwd=cwd,
+                env=run.step_env(step),
+                stdin=run.stdin_of(step),
+            )
+        else:
+            proc = run.run_argv(step, argv)
+        expected = step.get("expectExit", 0)
+        if proc.exit != expected:
+            shown = " ".join(str(word) for word in argv)
+            raise SetupFailed(
+                f"{where} `{'git ' if kind == 'git' else ''}{shown}` exited {proc.exit}, "
+                f"expected {expected}",
+                _describe_proc(proc),
+            )
+        if "capture" in step:
+            run.captures[step["capture"]] = _parse_captured(proc.stdout, where)
+        created = run.store_dir_created(had_store, f"{where} `{' '.join(map(str, argv))}`")
+        if created is not None:
+            raise SetupFailed(created, _describe_proc(proc))
+    elif kind == "write":
+        spec = step["write"]
+        target = run.path(spec["path"])
+        if "contentBase64" in spec:
+            data = base64.b64decode(spec["contentBase64"])
+        elif "json" in spec:
+            data = (json.dumps(run.subst(spec["json"]), ensure_ascii=True) + "\n").encode()
+        else:
+            data = str(run.subst(spec["content"])).encode("utf-8")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if target.is_symlink():
+            target.unlink()
+        target.write_bytes(data)
+    elif kind == "delete":
+        target = run.path(step["delete"])
+        if target.is_dir() and not target.is_symlink():
+            shutil.rmtree(target)
+        elif target.exists() or target.is_symlink():
+            target.unlink()
+        else:
+            raise CaseError(f"{where}: cannot delete {step['delete']!r}: it does not exist")
+    elif kind == "truncate":
+        spec = step["truncate"]
+        with run.path(spec["path"]).open("r+b") as handle:
+            handle.truncate(int(spec["bytes"]))
+    elif kind == "mkdir":
+        run.path(step["mkdir"]).mkdir(parents=True, exist_ok=True)
+    elif kind == "symlink":
+        spec = step["symlink"]
+        link = run.path(spec["path"])
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(run.subst(spec["target"]))
+    elif kind == "env":
+        for key, value in run.subst(step["env"]).items():
+            if value is None:
+                run.env.pop(key, None)
             else:
-                proc = run.run_argv(step, argv)
-            expected = step.get("expectExit", 0)
-            if proc.exit != expected:
-                shown = " ".join(str(word) for word in argv)
-                raise SetupFailed(
-                    f"{where} `{'git ' if kind == 'git' else ''}{shown}` exited {proc.exit}, "
-                    f"expected {expected}",
-                    _describe_proc(proc),
-                )
-            if "capture" in step:
-                run.captures[step["capture"]] = _parse_captured(proc.stdout, where)
-        elif kind == "write":
-            spec = step["write"]
-            target = run.path(spec["path"])
-            if "contentBase64" in spec:
-                data = base64.b64decode(spec["contentBase64"])
-            elif "json" in spec:
-                data = (json.dumps(run.subst(spec["json"]), ensure_ascii=True) + "\n").encode()
-            else:
-                data = str(run.subst(spec["content"])).encode("utf-8")
-            target.parent.mkdir(parents=True, exist_ok=True)
-            if target.is_symlink():
-                target.unlink()
-            target.write_bytes(data)
-        elif kind == "delete":
-            target = run.path(step["delete"])
-            if target.is_dir() and not target.is_symlink():
-                shutil.rmtree(target)
-            elif target.exists() or target.is_symlink():
-                target.unlink()
-            else:
-                raise CaseError(f"{where}: cannot delete {step['delete']!r}: it does not exist")
-        elif kind == "truncate":
-            spec = step["truncate"]
-            with run.path(spec["path"]).open("r+b") as handle:
-                handle.truncate(int(spec["bytes"]))
-        elif kind == "mkdir":
-            run.path(step["mkdir"]).mkdir(parents=True, exist_ok=True)
-        elif kind == "symlink":
-            spec = step["symlink"]
-            link = run.path(spec["path"])
-            link.parent.mkdir(parents=True, exist_ok=True)
-            link.symlink_to(run.subst(spec["target"]))
-        elif kind == "env":
-            for key, value in run.subst(step["env"]).items():
-                if value is None:
-                    run.env.pop(key, None)
-                else:
-                    run.env[key] = str(value)
+                run.env[key] = str(value)
 
 
 _SETUP_KINDS = ("run", "git", "write", "delete", "truncate", "mkdir", "symlink", "env")
@@ -291,10 +330,21 @@ def run_case(
     *,
     keep: bool = False,
     pass_env: tuple[str, ...] = (),
+    backend: Backend | None = None,
 ) -> CaseResult:
-    """Run ``case`` against ``impl`` in a fresh temporary directory and judge it."""
+    """Run ``case`` against ``impl`` in a fresh temporary directory and judge it.
+
+    On a ``backend`` the case does not apply to, the result is ``n/a`` with the reason.
+    """
     started = time.monotonic()
     result = CaseResult(case.id, case.target, "pass")
+    if backend is not None:
+        result.backend = backend.name
+        reason = not_applicable(case, backend.name)
+        if reason is not None:
+            result.status = "n/a"
+            result.reasons.append(reason)
+            return result
     if case.uses_mcp and impl.mcp is None:
         result.status = "skip"
         result.reasons.append("needs an MCP implementation (--mcp-impl)")
@@ -304,12 +354,13 @@ def run_case(
         (tmp / "home").mkdir()
         (tmp / "home" / ".gitconfig").write_text(GITCONFIG, encoding="utf-8")
         (tmp / "outside").mkdir()
-        run = _Run(case, impl, tmp, hermetic_env(tmp, pass_env))
+        run = _Run(case, impl, tmp, hermetic_env(tmp, pass_env), backend)
         fixture = case.data.get("fixture")
         if fixture is None:
             run.repo.mkdir()
         else:
             fixtures.materialize(fixture, run.repo, run.env)
+        run.prepare()
         try:
             _setup(run, case.data.get("setup", []))
         except SetupFailed as exc:
@@ -338,6 +389,7 @@ def _run_step(run: _Run, result: CaseResult) -> list[str]:
     step = case.data["step"]
     expect = case.data.get("expect", {})
     before = fs_snapshot(run.repo) if "fs" in expect else {}
+    had_store = run.has_store_dir()
     problems: list[str] = []
     envelope: Any = None
     if "mcp" in step:
@@ -390,6 +442,9 @@ def _run_step(run: _Run, result: CaseResult) -> list[str]:
         debug = run.step_env(step).get("RAGIT_DEBUG") == "1"
         if TRACEBACK in stderr and not debug:
             problems.append("stderr: a traceback leaked (only RAGIT_DEBUG=1 may print one)")
+    created = run.store_dir_created(had_store, "the step")
+    if created is not None:
+        problems.append(created)
     ctx = _context(run)
     if "envelope" in expect:
         if envelope is None:

@@ -23,7 +23,8 @@ from conformance.engine import CaseResult
 from conformance.environment import Impl
 from conformance.suite import LEVELS, TARGETS, Case
 
-OUTCOMES = ("PASS", "FAIL", "XFAIL", "XPASS", "SKIP", "ERROR")
+# N/A: the case does not apply to the run's store backend (conformance.backends).
+OUTCOMES = ("PASS", "FAIL", "XFAIL", "XPASS", "SKIP", "N/A", "ERROR")
 BAD_OUTCOMES = ("FAIL", "XPASS", "ERROR")
 WIDTH = 100
 SHOWN_PER_REQUIREMENT = 4
@@ -40,8 +41,10 @@ class Judged:
 
 
 def classify(result: CaseResult, expected: dict[str, str]) -> str:
-    """The outcome of a case: PASS, FAIL, XFAIL, XPASS, SKIP or ERROR."""
+    """The outcome of a case: PASS, FAIL, XFAIL, XPASS, SKIP, N/A or ERROR."""
     listed = result.case_id in expected
+    if result.status == "n/a":
+        return "N/A"
     if result.status == "skip":
         return "SKIP"
     if result.status == "error":
@@ -73,7 +76,9 @@ def case_lines(item: Judged, verbose: bool = False) -> str:
             f"    - stale expected failure ({item.expected_reason}): the case passes now; "
             "remove it from the expected failures"
         )
-    elif item.outcome in ("FAIL", "ERROR") or (verbose and item.outcome in ("XFAIL", "SKIP")):
+    elif item.outcome in ("FAIL", "ERROR") or (
+        verbose and item.outcome in ("XFAIL", "SKIP", "N/A")
+    ):
         if item.outcome == "XFAIL":
             lines.append(f"    expected failure: {item.expected_reason}")
         lines += [f"    - {reason}" for reason in item.result.reasons]
@@ -144,16 +149,21 @@ def console(
     *,
     level: str = "all",
     verbose: bool = False,
+    backend: str = "zvec",
 ) -> str:
     """The report a person reads (see the module docstring)."""
     mcp = " ".join(impl.mcp) if impl.mcp else "(none: MCP cases skip)"
     lines = [
-        f"RAGit conformance: {len(judged)} cases, level {level}",
+        f"RAGit conformance: {len(judged)} cases, level {level}, store backend {backend}",
         f"  cli: {' '.join(impl.cli)}",
         f"  mcp: {mcp}",
         "",
         *_table(judged),
     ]
+    groups = _na_groups(judged)
+    if groups:
+        lines += ["", f"n/a on the {backend} backend:"]
+        lines += [f"  {count:>4}  {_clip(why, WIDTH - 8)}" for why, count in groups]
     for target in TARGETS:
         section = _broken(judged, target, requirements, verbose)
         if section:
@@ -168,12 +178,29 @@ def console(
     return "\n".join(lines)
 
 
-def json_report(judged: list[Judged], stale: list[str], impl: Impl) -> dict[str, Any]:
+def _na_groups(judged: list[Judged]) -> list[tuple[str, int]]:
+    """N/A cases grouped: those that touch no store, and those marked for other backends."""
+    from conformance.backends import NO_STORE_REASON
+
+    groups: Counter[str] = Counter()
+    for item in judged:
+        if item.outcome != "N/A":
+            continue
+        reason = item.result.reasons[0] if item.result.reasons else ""
+        other = "marked for other backends (-v: each reason)"
+        groups[reason if reason == NO_STORE_REASON else other] += 1
+    return sorted(groups.items(), key=lambda pair: -pair[1])
+
+
+def json_report(
+    judged: list[Judged], stale: list[str], impl: Impl, backend: str = "zvec"
+) -> dict[str, Any]:
     """The ``--json`` report."""
     per_target: dict[str, Counter[str]] = defaultdict(Counter)
     for item in judged:
         per_target[item.case.target][item.outcome] += 1
     return {
+        "backend": backend,
         "impl": list(impl.cli),
         "mcpImpl": list(impl.mcp) if impl.mcp else None,
         "summary": dict(Counter(item.outcome for item in judged)),
@@ -227,7 +254,7 @@ def junit_report(judged: list[Judged], stale: list[str]) -> str:
                 counts["errors"] += 1
                 node = ET.SubElement(case, "error", message=short_reason(item), type=rid)
                 node.text = body
-            elif item.outcome in ("XFAIL", "SKIP"):
+            elif item.outcome in ("XFAIL", "SKIP", "N/A"):
                 counts["skipped"] += 1
                 why = f"expected failure: {item.expected_reason}" if item.outcome == "XFAIL" else ""
                 ET.SubElement(case, "skipped", message=why or short_reason(item))

@@ -7,10 +7,12 @@ Usage::
         [--target cli,snapshot,...] [--expected-failures PATH | --no-expected-failures]
         [--format text|json|junit] [--json PATH] [--junit PATH]
         [-j N] [--keep] [--pass-env NAME]... [-v]
+        [--backend zvec|postgres [--database-url URL]]
 
 Each case ends as PASS, FAIL, XFAIL (a failure listed in the expected failures),
 XPASS (a listed case that now passes: the entry is stale and must be removed),
-SKIP or ERROR (the case could not run). The console report (conformance.report)
+SKIP, N/A (the case does not apply to the run's store backend: conformance.backends)
+or ERROR (the case could not run). The console report (conformance.report)
 gives the outcomes per target and level and the failures grouped by requirement;
 ``-v`` also prints every case as it finishes, with its full reasons and output.
 The exit status is 0 only when there is no FAIL, XPASS or ERROR and every
@@ -29,6 +31,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from conformance.backends import BACKENDS, DEFAULT_BACKEND, Backend, open_backend
 from conformance.engine import CaseResult, run_case
 from conformance.environment import CaseError, Impl, resolve_command
 from conformance.fixture_cache import FixtureCache
@@ -87,11 +90,12 @@ def run_cases(
     keep: bool = False,
     pass_env: tuple[str, ...] = (),
     on_result: Any = None,
+    backend: Backend | None = None,
 ) -> list[Judged]:
     """Run ``cases`` (``jobs`` at a time) and judge each; ``on_result`` sees them in order."""
 
     def one(case: Case) -> CaseResult:
-        return run_case(case, impl, fixtures, keep=keep, pass_env=pass_env)
+        return run_case(case, impl, fixtures, keep=keep, pass_env=pass_env, backend=backend)
 
     judged: list[Judged] = []
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
@@ -127,6 +131,18 @@ def _parser() -> argparse.ArgumentParser:
         choices=["text", "json", "junit"],
         default="text",
         help="what stdout carries: the console report (default), the JSON or the JUnit report",
+    )
+    parser.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        default=DEFAULT_BACKEND,
+        help="the store backend every case's repository uses (default zvec); postgres starts "
+        "a PostgreSQL with pgvector from the pgserver wheel unless --database-url names one",
+    )
+    parser.add_argument(
+        "--database-url",
+        metavar="URL",
+        help="with --backend postgres: an existing server (cases get RAGIT_DATABASE_URL=URL)",
     )
     parser.add_argument("--json", type=Path, metavar="PATH", help="write a JSON report")
     parser.add_argument("--junit", type=Path, metavar="PATH", help="write a JUnit XML report")
@@ -184,30 +200,46 @@ def main(argv: list[str] | None = None) -> int:
         requirements = {}
     progress = _Progress(len(cases), args.verbose and args.format == "text")
     try:
-        judged = run_cases(
-            cases,
-            impl,
-            fixtures,
-            expected,
-            jobs=args.jobs,
-            keep=args.keep,
-            pass_env=tuple(args.pass_env),
-            on_result=progress,
-        )
+        with open_backend(
+            args.backend, impl, database_url=args.database_url, pass_env=tuple(args.pass_env)
+        ) as backend:
+            judged = run_cases(
+                cases,
+                impl,
+                fixtures,
+                expected,
+                jobs=args.jobs,
+                keep=args.keep,
+                pass_env=tuple(args.pass_env),
+                on_result=progress,
+                backend=backend,
+            )
+    except CaseError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     finally:
         fixtures.close()
         progress.done()
     if args.format == "json":
-        print(json.dumps(json_report(judged, stale, impl), indent=2))
+        print(json.dumps(json_report(judged, stale, impl, args.backend), indent=2))
     elif args.format == "junit":
         print(junit_report(judged, stale), end="")
     else:
         level = args.level
-        print(console(judged, stale, impl, requirements, level=level, verbose=args.verbose))
-    if args.json is not None:
-        args.json.write_text(
-            json.dumps(json_report(judged, stale, impl), indent=2) + "\n", encoding="utf-8"
+        print(
+            console(
+                judged,
+                stale,
+                impl,
+                requirements,
+                level=level,
+                verbose=args.verbose,
+                backend=args.backend,
+            )
         )
+    if args.json is not None:
+        report = json_report(judged, stale, impl, args.backend)
+        args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     if args.junit is not None:
         args.junit.write_text(junit_report(judged, stale), encoding="utf-8")
     bad = any(item.outcome in BAD_OUTCOMES for item in judged)

@@ -181,3 +181,18 @@ def test_each_failing_doctor_check_is_fixed_by_its_recovery_command(
 
     assert fix.code == 0, fix.output
     assert check not in _failing(repo)
+
+
+def test_an_invalid_config_is_the_first_recovery_even_with_a_broken_store(tmp_path: Path) -> None:
+    """With an invalid config every command refuses to run and the other checks read the
+    defaults (the zvec store, also when `store.backend` is postgres): doctor's error names
+    the config's fix first, not a store repair that would itself refuse the config."""
+    repo = _state(tmp_path, "store-deleted")
+    _bad_config_value(repo)
+
+    doctor = repo.ragit("doctor", "--format", "json")
+
+    failed = {c["name"]: c["recovery"] for c in doctor.envelope["data"]["checks"] if not c["ok"]}
+    assert {"ragit.config", "store.meta"} <= set(failed)
+    assert doctor.envelope["error"]["recovery"]["command"] == failed["ragit.config"]
+    assert repo.ragit(*shlex.split(failed["store.meta"])[1:]).code != 0  # refused: config

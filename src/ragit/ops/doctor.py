@@ -546,6 +546,12 @@ _STORE_CHECKS = (
 
 
 def _first_fix(failed: list[Check]) -> str | None:
+    # An invalid config comes before everything: every other command refuses to run with it,
+    # and until it is valid the other checks ran on the defaults (the zvec store when
+    # `store.backend` is postgres), so their recoveries may be for the wrong store.
+    for check in failed:
+        if check.name == "ragit.config" and check.recovery:
+            return check.recovery
     for check in failed:
         if check.name in _STORE_CHECKS and check.recovery:
             return check.recovery
