@@ -40,14 +40,15 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "mcp"))
 from _mcp_helpers import RAGIT, McpServer, git, hermetic_env, make_repo, run
 
 import ragit
+from ragit.store.backend_write import WRITE_BATCH
 from ragit.store.postgres.migrate import migrate
 
 SECRET = "pw-5ecret-faults-53"
 QUESTIONS = ["double entry", "idempotency keys"]
 GOAL = "implement posting validation"
-# A page of this many sections is more chunks than one write batch (WRITE_BATCH, 500): its
+# A page of this many sections is more chunks than one write batch (WRITE_BATCH): its
 # ingest writes two batches.
-BULK_SECTIONS = 620
+BULK_SECTIONS = WRITE_BATCH + 120
 # Every point of a shared-store ingest a writer can die at, in order, and whether the
 # snapshot is published (visible) when it dies there. `pg-index-building` is reached only
 # by a namespace of GRAPH_MIN_ROWS chunks (killed in test_bulk.py).
