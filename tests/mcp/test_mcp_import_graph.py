@@ -29,6 +29,7 @@ FORBIDDEN = {
     "ragit.artifacts.writes",
     "ragit.store.backend_write",
     "ragit.store.postgres.write",
+    "ragit.store.postgres.graph",
     "ragit.store.postgres.migrate",
 }
 FORBIDDEN_PACKAGES = ("ragit.cli", "ragit.hooks", "ragit.memory", "ragit.harness")

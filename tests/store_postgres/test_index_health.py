@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import signal
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -96,6 +98,18 @@ def _index(url: str) -> tuple[int, bool] | None:
     return None if row is None else (int(row[0]), bool(row[1]))
 
 
+def _wait_graph(url: str, timeout: float = 180.0) -> tuple[int, bool]:
+    """The namespace's index once valid: an ingest's publication leaves its build to a
+    detached builder process."""
+    deadline = time.monotonic() + timeout
+    while True:
+        index = _index(url)
+        if index is not None and index[1]:
+            return index
+        assert time.monotonic() < deadline, f"the graph was not built: {index}"
+        time.sleep(0.1)
+
+
 def _ingest(root: Path) -> dict[str, Any]:
     from ragit.config import load_config
     from ragit.ingest.apply import run_ingest
@@ -126,8 +140,7 @@ def test_an_ingest_announces_its_new_chunks_so_a_large_load_skips_the_graph(
         ingest=False,
     )
     assert _ingest(a)["embedded"] > 0
-    first = _index(database)
-    assert first is not None and first[1]  # built after the first ingest into the namespace
+    first = _wait_graph(database)  # built after the first ingest into the namespace
     pages = {
         f"docs/generated/page-{i:03d}.md": f"# Page {i}\n\n"
         + "".join(
@@ -146,9 +159,9 @@ def test_an_ingest_announces_its_new_chunks_so_a_large_load_skips_the_graph(
     )
     second = _ingest(b)
     assert second["embedded"] >= BULK_MIN_ROWS
-    after = _index(database)
+    after = _wait_graph(database)
     # Dropped for the load and built again once at the end (not grown row by row).
-    assert after is not None and after[1] and after[0] != first[0]
+    assert after[0] != first[0]
     assert {n["state"] for n in health("team/b")["namespaces"]} == {"ready"}
 
 
@@ -171,8 +184,7 @@ def test_an_ingest_of_an_unchanged_commit_builds_a_missing_graph(
         ingest=False,
     )
     assert _ingest(a)["embedded"] > 0
-    first = _index(database)
-    assert first is not None and first[1]
+    _wait_graph(database)
     with psycopg.connect(database, autocommit=True) as conn:  # as a killed load leaves it
         conn.execute(f"DROP INDEX {index_name(1)}")
     assert set(_states("team/a").values()) == {"missing"}
@@ -180,4 +192,45 @@ def test_an_ingest_of_an_unchanged_commit_builds_a_missing_graph(
     assert again["noop"] is True and again["embedded"] == 0
     rebuilt = _index(database)
     assert rebuilt is not None and rebuilt[1]
+    assert set(_states("team/a").values()) == {"ready"}
+
+
+def test_an_ingest_returns_while_a_detached_builder_builds_the_graph(
+    database: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The graph build (two thirds of the server's CPU of a first ingest at N=1000) is off
+    the ingest's path: the ingest publishes and returns while a builder process of its own
+    builds the graph; the namespace reads ``building`` meanwhile (never ``missing``: the
+    builder joined the loaders before the ingest left them), then ``ready``. The builder
+    is held at ``pg-index-building`` (a fault pause); a build inside the ingest would hold
+    the ingest there until the release below, 30 s later."""
+    migrate()
+    monkeypatch.setattr(write_module, "GRAPH_MIN_ROWS", 0)  # passed on to the builder
+    monkeypatch.setattr(read_module, "GRAPH_MIN_ROWS", 0)
+    env = {**hermetic_env(tmp_path), "RAGIT_DATABASE_URL": database}
+    for key, value in env.items():
+        if key != "PATH":
+            monkeypatch.setenv(key, value)
+    a = make_repo(
+        tmp_path / "a",
+        env,
+        config={"store.backend": "postgres", "store.repository": "team/a"},
+        ingest=False,
+    )
+    release = tmp_path / "release-build"
+    monkeypatch.setenv("RAGIT_FAULT_PAUSE_AT", "pg-index-building")
+    monkeypatch.setenv("RAGIT_FAULT_RELEASE", str(release))
+    timer = threading.Timer(30.0, release.touch)
+    timer.start()
+    try:
+        started = time.monotonic()
+        assert _ingest(a)["embedded"] > 0
+        returned = time.monotonic() - started
+        states = set(_states("team/a").values())
+    finally:
+        release.touch()
+        timer.cancel()
+    assert returned < 30.0, returned
+    assert states == {"building"}, states
+    _wait_graph(database)
     assert set(_states("team/a").values()) == {"ready"}

@@ -21,8 +21,10 @@ from ragit.contract.errors import SnapshotStoreUnavailable
 from ragit.store.rows import ChunkRow
 
 # Rows per write transaction: each commits on its own, so an interrupted ingest keeps the
-# chunks it stored and the next one skips them (they are content-addressed).
-WRITE_BATCH = 500
+# chunks it stored and the next one skips them (they are content-addressed). Larger batches
+# sort more postings together (fewer b-tree leaves touched per row): 2,000 took 12% less
+# server CPU than 500 at N=1000.
+WRITE_BATCH = 2000
 
 
 class SnapshotWriter(Protocol):
@@ -63,7 +65,12 @@ class PostgresWriter:
         return written
 
     def publish(self, commit_sha: str, manifest: bytes, chunk_ids: Iterable[str]) -> None:
-        self._pg.publish(commit_sha, manifest, chunk_ids)
+        """Publish the snapshot (one transaction); the HNSW graph of a namespace loaded in
+        bulk is then built by a detached builder while the ingest returns
+        (:meth:`~ragit.store.postgres.write.PgWriter.build_detached`): the build was
+        two thirds of the server's CPU of a first ingest at N=1000, and reads are exact
+        without it."""
+        self._pg.publish(commit_sha, manifest, chunk_ids, detach_build=True)
 
     def build_index(self) -> bool:
         """Build the namespace's HNSW graph when it is missing or invalid (and large enough,

@@ -39,6 +39,10 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
+import select
+import subprocess
+import sys
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -293,12 +297,12 @@ class PgWriter:
                 if not conn.closed:
                     conn.autocommit = False
 
-    def build_index(self) -> bool:
+    def build_index(self, min_rows: int | None = None) -> bool:
         """Build the namespace's HNSW index when it is missing or invalid and the namespace
-        holds at least :data:`GRAPH_MIN_ROWS` rows, unless another bulk load into the
-        namespace is still running (its loader builds it when it finishes). ``CREATE INDEX
-        CONCURRENTLY``: readers and writers go on meanwhile. Returns whether this call
-        built it.
+        holds at least ``min_rows`` (:data:`GRAPH_MIN_ROWS`) rows, unless another bulk load
+        into the namespace is still running (its loader builds it when it finishes).
+        ``CREATE INDEX CONCURRENTLY``: readers and writers go on meanwhile. Returns whether
+        this call built it.
 
         Raises:
             StoreWriteBusy: the connection was lost (the index is built by the next
@@ -316,14 +320,14 @@ class PgWriter:
                 if got is None or not got[0]:
                     return False  # another loader is running: it builds the index
                 try:
-                    return self._build(conn)
+                    return self._build(conn, GRAPH_MIN_ROWS if min_rows is None else min_rows)
                 finally:
                     conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
             finally:
                 if not conn.closed:
                     conn.autocommit = False
 
-    def _build(self, conn: psycopg.Connection[Any]) -> bool:
+    def _build(self, conn: psycopg.Connection[Any], min_rows: int) -> bool:
         row = conn.execute(
             "SELECT n.namespace_id, n.dimensions, i.indisvalid FROM ragit_namespaces n "
             "LEFT JOIN pg_index i ON i.indexrelid = to_regclass('ragit_chunks_hnsw_' || "
@@ -339,11 +343,11 @@ class PgWriter:
                 conn.execute(sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(name))
             except psycopg.errors.InsufficientPrivilege:
                 return False  # only the tables' owner may drop it (below)
-        if GRAPH_MIN_ROWS > 0:
+        if min_rows > 0:
             big = conn.execute(
                 "SELECT count(*) >= %s FROM (SELECT 1 FROM ragit_chunks "
                 "WHERE namespace_id = %s LIMIT %s) AS s",
-                (GRAPH_MIN_ROWS, namespace_id, GRAPH_MIN_ROWS),
+                (min_rows, namespace_id, min_rows),
             ).fetchone()
             if big is None or not big[0]:
                 return False  # a small namespace: exact scans need no graph
@@ -365,6 +369,90 @@ class PgWriter:
             if not conn.closed:
                 conn.execute("RESET maintenance_work_mem")
         return True
+
+    def join_load(self) -> None:
+        """Hold the namespace's bulk lock shared, as a loader does (the detached builder
+        takes over the publishing loader's turn with it: the namespace never reads as
+        ``missing`` in between)."""
+        if self._loading:
+            return
+        with translated(writer=True):
+            self._conn.autocommit = True
+            try:
+                self._conn.execute(
+                    "SELECT pg_advisory_lock_shared(%s)", (bulk_lock_key(self.namespace),)
+                )
+                self._loading = True
+            finally:
+                if not self._conn.closed:
+                    self._conn.autocommit = False
+
+    def _needs_graph(self, min_rows: int) -> bool:
+        """Whether the namespace lacks a valid index and holds at least ``min_rows`` rows."""
+        with translated(writer=True), self._conn.transaction(), self._conn.cursor() as cur:
+            cur.execute(
+                "SELECT n.namespace_id, i.indisvalid FROM ragit_namespaces n "
+                "LEFT JOIN pg_index i ON i.indexrelid = to_regclass('ragit_chunks_hnsw_' || "
+                "n.namespace_id) WHERE n.namespace = %s",
+                (self.namespace,),
+            )
+            row = cur.fetchone()
+            if row is None or row[1] is True:
+                return False
+            if min_rows <= 0:
+                return True
+            cur.execute(
+                "SELECT count(*) >= %s FROM (SELECT 1 FROM ragit_chunks "
+                "WHERE namespace_id = %s LIMIT %s) AS s",
+                (min_rows, int(row[0]), min_rows),
+            )
+            big = cur.fetchone()
+        return bool(big and big[0])
+
+    def build_detached(self) -> bool:
+        """What :meth:`publish` does after its commit, without waiting for the graph: when
+        the namespace needs its HNSW index, a builder process of its own (``python -m
+        ragit.store.postgres.graph``, in a session of its own) joins the namespace's bulk
+        loaders before this writer leaves them, then builds the index as
+        :meth:`build_index` would (unless another loader is still running), while the
+        caller returns. Reads are exact meanwhile; ``doctor`` reports the index
+        ``loading`` or ``building``, and ``missing`` if the builder dies (an ingest builds
+        it then). A builder that cannot start is replaced by building here. Returns whether
+        a builder was started.
+
+        Raises:
+            StoreWriteBusy: the connection was lost.
+        """
+        if not self._needs_graph(GRAPH_MIN_ROWS):
+            self._leave_load()
+            return False
+        builder = _start_builder(self.repository_id, self.namespace, self.dimensions)
+        if builder is None:
+            self.build_index()
+            return False
+        try:
+            self._leave_load()
+        finally:
+            # The builder waits for this end of its input to close: it builds only once
+            # this writer has left the loaders (or died).
+            if builder.stdin is not None:
+                with contextlib.suppress(OSError):
+                    builder.stdin.close()
+        return True
+
+    def _leave_load(self) -> None:
+        if not self._loading:
+            return
+        with translated(writer=True):
+            self._conn.autocommit = True
+            try:
+                self._conn.execute(
+                    "SELECT pg_advisory_unlock_shared(%s)", (bulk_lock_key(self.namespace),)
+                )
+                self._loading = False
+            finally:
+                if not self._conn.closed:
+                    self._conn.autocommit = False
 
     def existing(self, ids: Iterable[str]) -> set[str]:
         """The ids of ``ids`` stored in this namespace (by any writer, any repository): an
@@ -443,23 +531,40 @@ class PgWriter:
             )
             inserted = [str(row[0]) for row in cur.fetchall()]
             if inserted:
+                # In key order (field, term, chunk id): each posting lands next to the
+                # previous one in the primary key's b-tree instead of at a random leaf
+                # (a quarter less server CPU for the postings, measured).
+                postings = sorted(
+                    (field, term, cid, tf)
+                    for cid in inserted
+                    for field, counts in enumerate(terms[cid])
+                    for term, tf in counts.items()
+                )
                 with cur.copy(
                     "COPY ragit_chunk_terms(namespace_id, field, term, chunk_id, tf) "
                     "FROM STDIN (FORMAT BINARY)"
                 ) as copy:
                     copy.set_types(_TERM_TYPES)
-                    for cid in inserted:
-                        for field, counts in enumerate(terms[cid]):
-                            for term, tf in counts.items():
-                                copy.write_row((namespace_id, field, term, cid, tf))
+                    for field, term, cid, tf in postings:
+                        copy.write_row((namespace_id, field, term, cid, tf))
             _faults.reach("pg-chunks-inserted")
         _faults.reach("pg-chunks-committed")
         return WriteResult(written=len(inserted), present=len(unique) - len(inserted))
 
-    def publish(self, commit_sha: str, manifest: bytes, chunk_ids: Iterable[str]) -> None:
+    def publish(
+        self,
+        commit_sha: str,
+        manifest: bytes,
+        chunk_ids: Iterable[str],
+        *,
+        detach_build: bool = False,
+    ) -> None:
         """Bind ``commit_sha`` to ``manifest`` (its exact bytes) and ``chunk_ids`` (every
         chunk the manifest names), in one transaction: readers see the previous binding
-        of the commit, if any, until the commit and this one after it.
+        of the commit, if any, until the commit and this one after it. Then the graph of a
+        namespace loaded in bulk: built here (:meth:`build_index`), or with
+        ``detach_build`` by a builder process while the caller returns
+        (:meth:`build_detached`).
 
         Raises:
             InputInvalid: ``commit_sha`` is not a full lower-case SHA-1.
@@ -502,4 +607,56 @@ class PgWriter:
         _faults.reach("pg-snapshot-committed")
         # After the commit: the snapshot is visible (exact reads need no index); then the
         # graph of a namespace loaded in bulk.
-        self.build_index()
+        if detach_build:
+            self.build_detached()
+        else:
+            self.build_index()
+
+
+# How long a builder process may take to connect and join the namespace's loaders.
+BUILDER_START_SECONDS = 60.0
+# Builders this process started and has not seen end (kept so a long-lived caller reaps
+# them; a builder outlives an ingest process, which does not wait for it).
+_builders: list[subprocess.Popen[bytes]] = []
+
+
+def _start_builder(
+    repository_id: str, namespace: str, dimensions: int
+) -> subprocess.Popen[bytes] | None:
+    """Start the detached graph builder (:mod:`ragit.store.postgres.graph`) and wait until
+    it holds the namespace's bulk lock (it prints ``ready``); it builds once its input is
+    closed. The connection comes from this process's environment, as every connection
+    does. Returns the builder, or None when it did not get ready."""
+    try:
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "ragit.store.postgres.graph",
+                repository_id,
+                namespace,
+                str(dimensions),
+                str(GRAPH_MIN_ROWS),
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            env=dict(os.environ),
+        )
+    except OSError:
+        return None
+    _builders[:] = [b for b in _builders if b.poll() is None]
+    _builders.append(proc)
+    assert proc.stdout is not None and proc.stdin is not None
+    try:
+        ready, _, _ = select.select([proc.stdout], [], [], BUILDER_START_SECONDS)
+        line = proc.stdout.readline() if ready else b""
+    finally:
+        proc.stdout.close()
+    if line.strip() != b"ready":
+        with contextlib.suppress(OSError):
+            proc.kill()
+            proc.stdin.close()
+        return None
+    return proc
