@@ -364,3 +364,54 @@ def test_reads_prepare_no_statements_on_the_server(database: str) -> None:
             "SELECT count(*) FROM pg_prepared_statements"
         ).fetchone()
     assert prepared == 0
+
+
+def test_reads_of_a_known_snapshot_join_none_of_its_rows_and_stay_exact(
+    database: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once a snapshot's chunk ids are read, its postings, texts, vectors and exact vector
+    scan read the namespace's rows by key (the client keeps the snapshot's): no statement
+    joins the snapshot's rows. The answers are the snapshot's only, and the exact scan
+    stays exact after the namespace grows (it then joins, as before)."""
+    migrate()
+    rows = make_rows(400, seed=21)
+    ids = [r.chunk_id for r in rows]
+    _publish(rows[:300], {SHA_A: ids[:290]})  # 10 chunks of the namespace beyond A's
+    members = set(ids[:290])
+    rng = np.random.default_rng(7)
+    with PgReader.open() as reader, PgReader.open() as other:
+        snap = reader.snapshot("repo", SHA_A)
+        assert snap is not None
+        terms = reader.view(snap).terms()
+        terms.chunks()
+        calls: list[str] = []
+        real = reader._rows
+        monkeypatch.setattr(
+            reader, "_rows", lambda q, *a, **k: calls.append(str(q)) or real(q, *a, **k)
+        )
+        terms.prefetch({"en": ["snapshot", "commit"], "cjk": ["커밋"]})
+        assert reader.fetch(snap, ids[280:300]).keys() == set(ids[280:290])
+        assert reader.fetch_vectors(snap, ids[280:300]).keys() == set(ids[280:290])
+        for _ in range(4):
+            q = rng.normal(size=DIM)
+            got = reader.vector_search(snap, q.tolist(), 10)
+            want = _cosine_top(rows, members, q, 10)
+            assert [c for c, _s in got] == [c for c, _s in want]
+        assert calls and not [c for c in calls if "ragit_snapshot_chunks" in c], calls
+        # The same postings as a reader of the whole snapshot's rows would keep.
+        fresh = other.view(snap).terms()
+        for field, term in (("en", "snapshot"), ("en", "commit"), ("cjk", "커밋")):
+            mine = sorted(terms.postings(field, term).tolist())
+            assert mine == sorted(fresh.postings(field, term).tolist())
+            assert len(mine) > 0
+
+        # Another commit adds 100 chunks to the namespace: the scan counted 10 beyond the
+        # snapshot, so its rows are no longer enough and it answers by the joined scan.
+        _publish(rows[300:], {SHA_B: ids[300:]})
+        calls.clear()
+        for _ in range(3):
+            q = rng.normal(size=DIM)
+            got = reader.vector_search(snap, q.tolist(), 280)
+            want = _cosine_top(rows, members, q, 280)
+            assert [c for c, _s in got] == [c for c, _s in want]
+        assert [c for c in calls if "ragit_snapshot_chunks" in c]

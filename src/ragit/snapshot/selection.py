@@ -179,13 +179,30 @@ def select_snapshot(
             raise RepositoryStateChanged(first_head, after.sha, attempts)
 
 
+# Manifests parsed from a source, by (source name, sha): the bytes and their parse. A source
+# that keeps a snapshot returns the same bytes object while it stands (the shared store's
+# kept snapshot), so a warm read parses nothing and the engine's caches keyed by the parsed
+# manifest (keyword statistics, the store check) hold; other bytes are parsed again.
+_PARSED: dict[tuple[str, str], tuple[bytes, Manifest]] = {}
+_PARSED_SIZE = 4
+
+
 def _load(ws: Workspace, sha: str, source: ManifestSource | None) -> Manifest:
     if source is None:
         return load_manifest(ws, sha)
     raw = source.manifest(sha)
     if raw is None:
         raise FileNotFoundError(sha)
-    return parse_manifest(sha, raw, f"{source.name}:{sha}")
+    key = (source.name, sha)
+    kept = _PARSED.get(key)
+    if kept is not None and kept[0] is raw:
+        return kept[1]
+    manifest = parse_manifest(sha, raw, f"{source.name}:{sha}")
+    _PARSED.pop(key, None)
+    if len(_PARSED) >= _PARSED_SIZE:
+        _PARSED.pop(next(iter(_PARSED)))
+    _PARSED[key] = (raw, manifest)
+    return manifest
 
 
 def _load_or_not_indexed(

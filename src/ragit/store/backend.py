@@ -202,7 +202,9 @@ class PostgresSource:
             if current != cached[0].snapshot_id:
                 self._snapshots.pop(sha, None)
         found = self._published(sha)
-        return None if found is None else bytes(found.manifest)
+        # The kept snapshot's own bytes object: selection parses it once (it keeps the parse
+        # while it is handed the same object), so a warm call parses nothing.
+        return None if found is None else found.manifest
 
     def stored(self, namespace: str, chunk_ids: Iterable[str], sha: str | None = None) -> set[str]:
         """The ids of ``chunk_ids`` the server stores in ``namespace`` (read-only).
