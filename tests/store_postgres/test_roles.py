@@ -21,13 +21,12 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "mcp"))
 
+from _answers import GOAL, QUESTIONS, answers
 from _mcp_helpers import RAGIT, McpServer, git, hermetic_env, make_repo, run
 
 SECRET = "pw-5ecret-roles-62"
 ROLES = ("ragit_owner", "ragit_ci", "ragit_reader")
 DOCS = Path(__file__).parents[2] / "docs" / "team.md"
-QUESTIONS = ["double entry", "idempotency keys"]
-GOAL = "implement posting validation"
 
 
 def roles_sql() -> str:
@@ -80,14 +79,8 @@ def _ok(root: Path, env: dict[str, str], *args: str) -> dict[str, Any]:
 
 
 def _answers(root: Path, env: dict[str, str], sha: str) -> dict[str, Any]:
-    keep = ("snapshotSha", "hits", "evidence", "usedTokens", "selectedHits", "selection")
-    out: dict[str, Any] = {}
-    for question in QUESTIONS:
-        data = _ok(root, env, "query", question, "--at", sha, "--top-k", "5", "--explain")
-        out[question] = {k: data[k] for k in keep if k in data}
-    data = _ok(root, env, "context", "pack", GOAL, "--at", sha)
-    out[GOAL] = {k: data[k] for k in keep if k in data}
-    return out
+    """What must not move: hits (ids, scores, texts, citations) and the pack's selection."""
+    return answers(_ok, root, env, sha)
 
 
 def _refused_ingest(root: Path, env: dict[str, str], sha: str) -> None:

@@ -37,6 +37,7 @@ from psycopg.conninfo import make_conninfo
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "mcp"))
 
+from _answers import GOAL, QUESTIONS, answers
 from _mcp_helpers import RAGIT, McpServer, git, hermetic_env, make_repo, run
 
 import ragit
@@ -44,8 +45,6 @@ from ragit.store.backend_write import WRITE_BATCH
 from ragit.store.postgres.migrate import migrate
 
 SECRET = "pw-5ecret-faults-53"
-QUESTIONS = ["double entry", "idempotency keys"]
-GOAL = "implement posting validation"
 # A page of this many sections is more chunks than one write batch (WRITE_BATCH): its
 # ingest writes two batches.
 BULK_SECTIONS = WRITE_BATCH + 120
@@ -90,14 +89,7 @@ def _ok(root: Path, env: dict[str, str], *args: str) -> dict[str, Any]:
 
 def _answers(root: Path, env: dict[str, str], sha: str) -> dict[str, Any]:
     """What must not move: hits (ids, scores, texts, citations) and the pack's selection."""
-    keep = ("snapshotSha", "hits", "evidence", "usedTokens", "selectedHits", "selection")
-    out: dict[str, Any] = {}
-    for question in QUESTIONS:
-        data = _ok(root, env, "query", question, "--at", sha, "--top-k", "5", "--explain")
-        out[question] = {k: data[k] for k in keep if k in data}
-    data = _ok(root, env, "context", "pack", GOAL, "--at", sha)
-    out[GOAL] = {k: data[k] for k in keep if k in data}
-    return out
+    return answers(_ok, root, env, sha)
 
 
 def _wait_for(predicate: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
