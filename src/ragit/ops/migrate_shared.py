@@ -214,7 +214,7 @@ def _apply(
     )
     embedder = build_embedder(ws.root, cfg.embedding, cfg.security, mode="cli")
     migrated = embedded = 0
-    stale: list[str] = []
+    stale: list[dict[str, str]] = []
     with writer, WriterLock.acquire(ws, command="migrate-embeddings", head_sha=None) as lock:
         warnings = list(lock.warnings)
         total = len(plan.to_migrate)
@@ -242,11 +242,14 @@ def _apply(
                 produced, problems, _expected = _regenerate(ws, cfg, {sha: needed}, progress)
                 got = {row.chunk_id for row in produced}
                 if problems or lacking - got:
-                    stale.append(sha)
+                    reason = "; ".join(sorted({p["reason"] for p in problems})) or (
+                        "chunks of the manifest are not produced by its documents"
+                    )
+                    recovery = f"ragit ingest --all --at {sha}"
+                    stale.append({"commitSha": sha, "reason": reason, "recovery": recovery})
                     warnings.append(
-                        f"snapshot {sha} cannot be regenerated from git objects "
-                        f"({'; '.join(sorted({p['reason'] for p in problems})) or 'chunks missing'}); "
-                        f"it stays in its namespace; re-index it with: ragit ingest --all --at {sha}"
+                        f"snapshot {sha} cannot be regenerated from git objects ({reason}); "
+                        f"it stays in its namespace; re-index it with: {recovery}"
                     )
                     continue
                 rows = [row for row in produced if row.chunk_id in lacking]
