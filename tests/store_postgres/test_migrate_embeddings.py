@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -323,6 +324,15 @@ def _wait_for_no_writer(url: str) -> None:
                 return
         time.sleep(0.05)
     raise AssertionError("the killed writer's backend did not end")
+
+
+def test_every_point_of_the_shared_migration_is_killed_here() -> None:
+    """A fault point added to the shared-store migration must be killed in this file (the
+    publication's own points are killed by test_server_faults.py)."""
+    source = (Path(ragit.__file__).parent / "ops" / "migrate_shared.py").read_text("utf-8")
+    assert set(re.findall(r"faults\.reach\(\s*\"([a-z-]+)\"", source)) == {
+        "migrate-snapshot-published"
+    }
 
 
 def test_a_killed_migration_leaves_every_commit_answering_and_a_rerun_finishes(
