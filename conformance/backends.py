@@ -21,8 +21,8 @@ Which cases run where:
 - a case runs on ``postgres`` only when it touches a store: a setup step runs
   ``init`` and the step under test reads or writes snapshots or reports on the store
   (:data:`STORE_COMMANDS`) or calls the MCP server. Any other case (help, config,
-  describe, completion, errors before ``init``, ``log``/``drift`` over local manifests,
-  memory files…) is the same on every backend; it runs once, in the ``zvec`` run, and
+  describe, completion, errors before ``init``, ``log`` over local manifests, memory
+  files…) is the same on every backend; it runs once, in the ``zvec`` run, and
   is ``N/A`` in the ``postgres`` run.
 """
 
@@ -50,7 +50,16 @@ DEFAULT_BACKEND = "zvec"
 # Commands whose answer depends on the store backend (`store.backend`): they read or write
 # snapshots, or report on the store. A command is its first words (options skipped).
 STORE_COMMANDS = frozenset(
-    {("ingest",), ("query",), ("context",), ("status",), ("doctor",), ("memory", "recall")}
+    {
+        ("ingest",),
+        ("query",),
+        ("context",),
+        ("status",),
+        ("doctor",),
+        ("memory", "recall"),
+        ("drift",),
+        ("repair",),
+    }
 )
 # Global options that take a value (skipped to find a command's words).
 _VALUED_OPTIONS = frozenset({"--cwd", "--format"})

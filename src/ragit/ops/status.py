@@ -77,6 +77,34 @@ class SharedStore:
         raw: bytes | None = self._source.manifest(sha)
         return raw
 
+    def require(self, sha: str | None = None) -> dict[str, Any]:
+        """The facts, or the typed error reaching the store (naming ``sha``).
+
+        Raises:
+            SnapshotStoreUnavailable: the server cannot be reached, refuses, or has a schema
+                this RAGit does not read.
+        """
+        from ragit.contract.errors import SnapshotStoreUnavailable
+
+        error = self.error
+        if isinstance(error, SnapshotStoreUnavailable) and error.details.get("resolvedSha") is None:
+            raise SnapshotStoreUnavailable(sha, str(error.details.get("reason")))
+        if error is not None:
+            raise error
+        problem = self.problem()
+        if problem is not None:
+            raise SnapshotStoreUnavailable(sha, problem)
+        assert self.facts is not None
+        return self.facts
+
+    def unstored(self) -> dict[str, list[str]]:
+        """The chunk ids each snapshot of the repository names that the server lacks, by
+        commit (only while the store is readable: :attr:`readable`)."""
+        if not self.readable:
+            return {}
+        found: dict[str, list[str]] = self._source.unstored()
+        return found
+
     def block(self, head_sha: str | None) -> dict[str, Any]:
         """The ``store`` object of ``status`` for the shared store."""
         out: dict[str, Any] = {"backend": "postgres", "repository": self.repository}
