@@ -1,7 +1,8 @@
-"""`ragit drift` and `ragit repair` on the shared store (docs/team.md), with real processes and
-a real PostgreSQL + pgvector.
+"""`ragit drift`, `log` and `repair` on the shared store (docs/team.md), with real processes
+and a real PostgreSQL + pgvector.
 
-Both read the baseline from the server, so a clone that never ingested sees what CI indexed;
+They read the indexed commits and their manifests from the server, so a clone that never
+ingested sees what CI indexed;
 repair's ``store-rebuild`` repairs what can be wrong on the server (chunks a snapshot names
 that were deleted, a namespace's missing graph) and never creates the embedded store.
 """
@@ -67,7 +68,7 @@ def _delete_chunks(database: str, count: int) -> list[str]:
     return ids
 
 
-def test_a_clone_without_manifests_drifts_from_the_servers_baseline(
+def test_a_clone_without_manifests_logs_and_drifts_from_the_servers_snapshots(
     database: str, tmp_path: Path
 ) -> None:
     migrate()
@@ -77,6 +78,12 @@ def test_a_clone_without_manifests_drifts_from_the_servers_baseline(
     run(["git", "clone", "-q", str(a), str(b)], cwd=tmp_path, env=env)
     assert not (b / ".ragit" / "manifest").exists()
     before = _files(b)
+
+    history = _cli(b, env, "log")
+    assert history["ok"] is True, history
+    assert history["data"]["entries"], history
+    assert history["data"]["entries"][0]["snapshot"]["status"] == "indexed"
+    assert history["data"] == {**_cli(a, env, "log")["data"]}  # as the ingesting clone's
 
     drift = _cli(b, env, "drift")
     assert drift["ok"] is True, drift

@@ -32,9 +32,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ragit.contract.errors import InputInvalid, RagitError
+from ragit.ops.status import shared_manifest
 from ragit.security.masking import RedactionSummary, mask_json
 from ragit.snapshot._git import GitRepo
-from ragit.snapshot.manifest import Manifest, load_manifest, manifest_exists
+from ragit.snapshot.manifest import Manifest, manifest_exists
 from ragit.snapshot.surface import GlobSet, validate_repo_glob
 from ragit.workspace import Workspace
 
@@ -118,7 +119,7 @@ def _baseline(
     manifest: Manifest | None = None
     if snapshot is not None:
         try:
-            manifest = _load(ws, snapshot, shared)
+            manifest = shared_manifest(ws, snapshot, shared)
         except RagitError as exc:
             warnings.append(f"snapshot {snapshot[:7]}: manifest unreadable ({exc.code})")
             reasons = ["no_baseline"]
@@ -143,36 +144,6 @@ def _shared_indexed(shared: SharedStore | None, head: str | None) -> set[str] | 
         return None
     shared.require(head)
     return set(shared.indexed_shas())
-
-
-def _load(ws: Workspace, sha: str, shared: SharedStore | None) -> Manifest:
-    if shared is None:
-        return load_manifest(ws, sha)
-    from ragit.snapshot.manifest import parse_manifest
-
-    raw = shared.manifest(sha)
-    if raw is None:  # gone since the list was read
-        from ragit.contract.errors import SnapshotStoreUnavailable
-
-        raise SnapshotStoreUnavailable(sha, "the shared store has no snapshot of the commit")
-    return parse_manifest(sha, raw, f"postgres:{sha}")
-
-
-def open_shared(ws: Workspace) -> SharedStore | None:
-    """The shared store when the repository's config names it (``store.backend =
-    "postgres"``), reached once; None for the embedded store or a config that cannot be read
-    (drift then reads local manifests, as it always did). The caller closes it."""
-    from ragit.config import load_config
-
-    try:
-        cfg = load_config(ws)
-    except RagitError:
-        return None
-    if cfg.store.backend != "postgres":
-        return None
-    from ragit.ops.status import SharedStore
-
-    return SharedStore(ws, cfg)
 
 
 def _documents(
@@ -278,6 +249,8 @@ def evaluate(ws: Workspace, req: DriftRequest, shared: SharedStore | None = None
         InputInvalid: a bad ``scope`` or ``path``.
         SnapshotStoreUnavailable: the shared store cannot be read.
     """
+    from ragit.ops.status import open_shared
+
     owned = open_shared(ws) if shared is None else None
     try:
         return _evaluate(ws, req, shared or owned)

@@ -165,7 +165,7 @@ def plan_repair(
         InputInvalid: a bad ``--scope`` or a ``--path`` glob outside the repository.
         SnapshotStoreUnavailable: the shared store cannot be read.
     """
-    from ragit.ops.drift import open_shared
+    from ragit.ops.status import open_shared
 
     shared = open_shared(ws)
     try:

@@ -130,6 +130,38 @@ class SharedStore:
         return out
 
 
+def open_shared(ws: Workspace) -> SharedStore | None:
+    """The shared store when the repository's config names it (``store.backend =
+    "postgres"``), reached once; None for the embedded store, or a config that cannot be read
+    (local manifests then decide, as they always did). The caller closes it."""
+    from ragit.config import load_config
+
+    try:
+        cfg = load_config(ws)
+    except RagitError:
+        return None
+    if cfg.store.backend != "postgres":
+        return None
+    return SharedStore(ws, cfg)
+
+
+def shared_manifest(ws: Workspace, sha: str, shared: SharedStore | None) -> Any:
+    """The manifest of an indexed ``sha``: the local file, or with ``shared`` the server's.
+
+    Raises:
+        SnapshotManifestInvalid, SnapshotSchemaUnsupported: as :func:`load_manifest`.
+        SnapshotStoreUnavailable: the server no longer holds the commit.
+    """
+    if shared is None:
+        return load_manifest(ws, sha)
+    raw = shared.manifest(sha)
+    if raw is None:  # gone since the list was read
+        from ragit.contract.errors import SnapshotStoreUnavailable
+
+        raise SnapshotStoreUnavailable(sha, "the shared store has no snapshot of the commit")
+    return parse_manifest(sha, raw, f"postgres:{sha}")
+
+
 def _snapshot_block(
     ws: Workspace, git: GitRepo, dirty: dict[str, str], shared: SharedStore | None = None
 ) -> dict[str, Any]:
