@@ -249,14 +249,10 @@ def evaluate(ws: Workspace, req: DriftRequest, shared: SharedStore | None = None
         InputInvalid: a bad ``scope`` or ``path``.
         SnapshotStoreUnavailable: the shared store cannot be read.
     """
-    from ragit.ops.status import open_shared
+    from ragit.ops.status import shared_for
 
-    owned = open_shared(ws) if shared is None else None
-    try:
-        return _evaluate(ws, req, shared or owned)
-    finally:
-        if owned is not None:
-            owned.close()
+    with shared_for(ws, shared) as reached:
+        return _evaluate(ws, req, reached)
 
 
 def _evaluate(ws: Workspace, req: DriftRequest, shared: SharedStore | None) -> dict[str, Any]:

@@ -529,14 +529,10 @@ def run_log(ws: Workspace, req: LogRequest, shared: SharedStore | None = None) -
         InputInvalid: a bad filter or range.
         SnapshotStoreUnavailable: the shared store cannot be read.
     """
-    from ragit.ops.status import open_shared
+    from ragit.ops.status import shared_for
 
-    owned = open_shared(ws) if shared is None else None
-    try:
-        return _run_log(ws, req, shared or owned)
-    finally:
-        if owned is not None:
-            owned.close()
+    with shared_for(ws, shared) as reached:
+        return _run_log(ws, req, reached)
 
 
 def _run_log(ws: Workspace, req: LogRequest, shared: SharedStore | None) -> dict[str, Any]:

@@ -104,14 +104,10 @@ def build_model(ws: Workspace, req: NarrativeRequest) -> dict[str, Any]:
     Raises:
         SnapshotStoreUnavailable: the shared store cannot be read.
     """
-    from ragit.ops.status import open_shared
+    from ragit.ops.status import shared_for
 
-    shared = open_shared(ws)  # the shared store, reached once for every part of the report
-    try:
+    with shared_for(ws) as shared:  # the shared store, reached once for the whole report
         return _build_model(ws, req, shared)
-    finally:
-        if shared is not None:
-            shared.close()
 
 
 def _build_model(

@@ -165,14 +165,10 @@ def plan_repair(
         InputInvalid: a bad ``--scope`` or a ``--path`` glob outside the repository.
         SnapshotStoreUnavailable: the shared store cannot be read.
     """
-    from ragit.ops.status import open_shared
+    from ragit.ops.status import shared_for
 
-    shared = open_shared(ws)
-    try:
+    with shared_for(ws) as shared:
         return _plan(ws, requested, filters or RepairFilters(), shared)
-    finally:
-        if shared is not None:
-            shared.close()
 
 
 def _plan(

@@ -8,6 +8,8 @@ the CLI and the MCP ``ragit_status`` tool.
 from __future__ import annotations
 
 import shlex
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from ragit.contract.errors import (
@@ -143,6 +145,21 @@ def open_shared(ws: Workspace) -> SharedStore | None:
     if cfg.store.backend != "postgres":
         return None
     return SharedStore(ws, cfg)
+
+
+@contextmanager
+def shared_for(ws: Workspace, shared: SharedStore | None = None) -> Iterator[SharedStore | None]:
+    """``shared`` when the caller already reached it; otherwise the store :func:`open_shared`
+    reaches (None for the embedded store), closed on exit."""
+    if shared is not None:
+        yield shared
+        return
+    owned = open_shared(ws)
+    try:
+        yield owned
+    finally:
+        if owned is not None:
+            owned.close()
 
 
 def shared_manifest(ws: Workspace, sha: str, shared: SharedStore | None) -> Any:
