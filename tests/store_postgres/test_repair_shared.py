@@ -171,3 +171,30 @@ def test_repair_builds_a_missing_graph(
 
 def _states() -> dict[str, str]:
     return {n["namespace"]: n["state"] for n in health(REPOSITORY)["namespaces"]}
+
+
+def test_status_says_a_migration_is_needed_until_migrate_embeddings_ran(
+    database: str, tmp_path: Path
+) -> None:
+    """`status`'s ``embedding.needsMigration`` on the shared store: the namespaces of the
+    repository's snapshots on the server against the configured profile's."""
+    migrate()
+    env = {**hermetic_env(tmp_path), "RAGIT_DATABASE_URL": database}
+    root, _head = _indexed(tmp_path, env)
+
+    def embedding() -> dict[str, object]:
+        got = _cli(root, env, "status")
+        assert got["ok"] is True, got
+        block: dict[str, object] = got["data"]["embedding"]
+        return block
+
+    first = embedding()
+    assert first["needsMigration"] is False and first["ready"] is True
+    assert _cli(root, env, "config", "set", "embedding.dimensions", "64")["ok"] is True
+    changed = embedding()
+    assert changed["needsMigration"] is True and changed["ready"] is False
+    assert changed["store"] == first["store"]
+    assert _cli(root, env, "migrate", "embeddings")["data"]["migrated"] is True
+    after = embedding()
+    assert after["needsMigration"] is False and after["ready"] is True
+    assert after["store"] != first["store"]

@@ -350,7 +350,7 @@ def _repository_status(
     data["searchReady"] = data["snapshot"]["status"] == "indexed"
     data["config"] = config_block
     data["store"] = _store_block(ws) if shared is None else shared.block(head.sha)
-    data["embedding"] = _embedding_block(ws, cfg)
+    data["embedding"] = _embedding_block(ws, cfg, shared)
     data["writerLock"] = _lock_block(ws)
     data["hooks"] = {"lastRun": last_hook_run(ws), "log": ws.relative(ws.runtime_dir / HOOKS_LOG)}
     data["memoryLock"] = _memory_lock_block(ws)
@@ -458,18 +458,32 @@ def embedding_migration_warning(ws: Workspace, cfg: Any) -> str | None:
     )
 
 
-def _embedding_block(ws: Workspace, cfg: Any) -> dict[str, Any]:
-    """Configured profile, the store's profile, readiness and the cache (never calls a provider)."""
+def _embedding_block(ws: Workspace, cfg: Any, shared: SharedStore | None = None) -> dict[str, Any]:
+    """Configured profile, the store's profile, readiness and the cache (never calls a provider).
+
+    On the shared store, ``store`` names the embedding namespaces of the repository's snapshots
+    on the server (``{"backend": "postgres", "namespaces": [...]}``; the server keeps no
+    provider or model), and ``needsMigration`` is whether one of them is not the configured
+    profile's (`ragit migrate embeddings` moves them).
+    """
     import os
 
     from ragit.store.meta import read_meta
 
     out: dict[str, Any] = {"configured": None, "store": None}
-    try:
-        meta = read_meta(ws)
-    except RagitError:
-        meta = None
-    out["store"] = dict(meta.embedding) if meta is not None else None
+    meta = None
+    served: set[str] = set()
+    if shared is not None:
+        if shared.readable:
+            assert shared.facts is not None
+            served = {str(s["namespace"]) for s in shared.facts["snapshots"]}
+            out["store"] = {"backend": "postgres", "namespaces": sorted(served)}
+    else:
+        try:
+            meta = read_meta(ws)
+        except RagitError:
+            meta = None
+        out["store"] = dict(meta.embedding) if meta is not None else None
     if cfg is None:
         out.update(ready=False, needsMigration=False)
         return out
@@ -488,7 +502,7 @@ def _embedding_block(ws: Workspace, cfg: Any) -> dict[str, Any]:
         "cacheEnabled": cfg.embedding.cache_enabled,
         "cacheDir": cfg.embedding.cache_dir,
     }
-    needs_migration = bool(
+    needs_migration = bool(served - {profile.namespace_id}) or bool(
         meta is not None
         and meta.chunk_count > 0
         and meta.embedding.get("namespaceId") != profile.namespace_id
