@@ -50,7 +50,15 @@ DEFAULT_BACKEND = "zvec"
 # Commands whose answer depends on the store backend (`store.backend`): they read or write
 # snapshots, or report on the store. A command is its first words (options skipped).
 STORE_COMMANDS = frozenset(
-    {("ingest",), ("query",), ("context",), ("status",), ("doctor",), ("memory", "recall")}
+    {
+        ("ingest",),
+        ("query",),
+        ("context",),
+        ("status",),
+        ("doctor",),
+        ("memory", "recall"),
+        ("security", "purge"),
+    }
 )
 # Global options that take a value (skipped to find a command's words).
 _VALUED_OPTIONS = frozenset({"--cwd", "--format"})

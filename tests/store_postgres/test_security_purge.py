@@ -397,9 +397,7 @@ def _killed_at(root: Path, env: dict[str, str], point: str, tmp: Path) -> None:
             proc.stderr.close()
 
 
-@pytest.mark.parametrize(
-    "point", ["purge-stale-recorded", "pg-purge-deleted", "pg-purge-committed"]
-)
+@pytest.mark.parametrize("point", ["pg-purge-deleted", "pg-purge-committed"])
 def test_a_killed_purge_leaves_the_server_as_before_or_purged_and_a_rerun_completes(
     database: str, tmp_path: Path, point: str
 ) -> None:

@@ -21,7 +21,17 @@ purge (under the writer lock; ``--dry-run`` writes nothing and returns the plan)
   re-indexes it. Every other snapshot keeps its manifest and answers as before. The
   list is written to ``.ragit/security/state.json`` before any manifest goes, so a
   purge killed halfway still reports it (next purge, and audit as ``warn`` findings)
-  until each snapshot is re-indexed;
+  until each snapshot is re-indexed. On the shared store (``store.backend =
+  "postgres"``, docs/team.md) nothing is rebuilt: the repository's snapshots on the
+  server are judged (their manifests regenerated from git as above; a snapshot is stale
+  when a chunk it cites cannot be regenerated clean *and* its stored text holds a secret
+  the current rules catch — a chunk this clone merely cannot regenerate, such as another
+  clone's session artifact, is not deleted from a store every clone reads), the list is
+  recorded, then one server transaction deletes the stale snapshots and the chunks and
+  postings no remaining snapshot of any repository cites
+  (:class:`ragit.store.postgres.write.PgPurge`), then the clone's copies of their
+  manifests. The server is connected, and the role's DELETE privileges checked, before
+  anything changes; a dry run reads it through a read-only connection;
 * ``cache`` — deletes the embedding cache (the whole directory when it lies inside
   ``.ragit/``, else only the ``v1/`` layout RAGit writes inside it);
 * ``all`` — the four, in the order control-plane, quarantine, store, cache (the
@@ -526,13 +536,11 @@ def _purge_shared(
     """Delete the stale snapshots of the repository on the shared store and the chunks only
     they cited (one server transaction), then their local manifest files; returns (deleted
     paths, store summary, warnings, the commits still indexed on the server)."""
-    from ragit import _faults as faults
     from ragit._fs import fsync_dir
 
     # Recorded first, so a purge killed at any point still names the commits to re-index.
     earlier = pending_stale(ws, plan.indexed)
     record_stale(ws, {**earlier, **plan.stale})
-    faults.reach("purge-stale-recorded")
     result = shared.purger.purge(plan.bound, plan.secret)
     deleted = [_snapshot_path(plan.repository, sha) for sha in result.deleted]
     # The local copies of the deleted snapshots' manifests go after the server's commit
