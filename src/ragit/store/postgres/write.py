@@ -28,11 +28,18 @@ lock shared (a session advisory lock); the index is built by the last of them to
 and a killed loader's lock dies with its connection: the next writer to publish builds it.
 An index left invalid by a killed build is dropped and built again.
 
+A security purge (:class:`PgPurge`) is the one writer that deletes: in one transaction, a
+repository's stale snapshots and the chunks (with their postings) that no remaining
+snapshot of any repository cites, under the writer lock of each namespace involved and a
+lock on ``ragit_snapshots`` that makes publications wait, so no snapshot starts citing a
+chunk being deleted.
+
 Fault phases (:mod:`ragit._faults`, test-only): ``pg-chunks-inserted`` (a write's rows and
 postings inserted, not committed), ``pg-chunks-committed`` (a write committed: between an
 ingest's batches), ``pg-snapshot-inserted`` (a snapshot's rows inserted, not committed),
-``pg-snapshot-committed`` (a snapshot committed, the index not yet built) and
-``pg-index-building`` (a bulk load's rows committed, the index not yet built).
+``pg-snapshot-committed`` (a snapshot committed, the index not yet built),
+``pg-index-building`` (a bulk load's rows committed, the index not yet built),
+``pg-purge-deleted`` (a purge's rows deleted, not committed) and ``pg-purge-committed``.
 """
 
 from __future__ import annotations
