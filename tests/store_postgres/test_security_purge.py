@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -367,8 +368,10 @@ def test_a_role_without_delete_or_no_server_cannot_purge_and_nothing_changes(
     assert _server(roles["ragit_owner"])["secretTexts"] == 0
 
 
-def _killed_at(root: Path, env: dict[str, str], point: str, tmp: Path) -> None:
-    """Start a purge, wait until it is held at ``point``, SIGKILL it."""
+def _killed_at(
+    root: Path, env: dict[str, str], point: str, tmp: Path, meanwhile: Callable[[], None]
+) -> None:
+    """Start a purge, wait until it is held at ``point``, run ``meanwhile``, SIGKILL it."""
     fault_env = {**env, "RAGIT_FAULT_PAUSE_AT": point, "RAGIT_FAULT_RELEASE": str(tmp / "never")}
     proc = subprocess.Popen(
         [RAGIT, "security", "purge", "--target", "store", "--format", "json"],
@@ -387,6 +390,7 @@ def _killed_at(root: Path, env: dict[str, str], point: str, tmp: Path) -> None:
             assert line or proc.poll() is None, f"the purge ended first: {seen}"
             seen += line
             assert time.monotonic() < deadline, seen
+        meanwhile()
         os.kill(proc.pid, signal.SIGKILL)
         assert proc.wait(timeout=60) == -signal.SIGKILL
     finally:
@@ -402,7 +406,8 @@ def test_a_killed_purge_leaves_the_server_as_before_or_purged_and_a_rerun_comple
     database: str, tmp_path: Path, point: str
 ) -> None:
     """EXT-065: a purge SIGKILLed before its server commit leaves every row as it was (the
-    stale snapshot still answering: readers never see half a purge); killed after it, the
+    stale snapshot still answering, also while the purge holds its transaction open:
+    readers never wait for it nor see half a purge); killed after it, the
     snapshot is gone whole. The stale commit is recorded first, so it stays named, and the
     next purge completes (deleting the clone's copy of the manifest too)."""
     migrate()
@@ -413,7 +418,13 @@ def test_a_killed_purge_leaves_the_server_as_before_or_purged_and_a_rerun_comple
     stale_answers = _answers(a, env, head)
     first_answers = _answers(a, env, first)
 
-    _killed_at(a, env, point, tmp_path)
+    def meanwhile() -> None:
+        # Readers are not blocked by the purge's locks and see the server as it was.
+        if point == "pg-purge-deleted":
+            assert _answers(a, env, head) == stale_answers
+            assert _answers(a, env, first) == first_answers
+
+    _killed_at(a, env, point, tmp_path, meanwhile)
 
     state = json.loads((a / ".ragit" / "security" / "state.json").read_text(encoding="utf-8"))
     assert [s["commitSha"] for s in state["staleSnapshots"]] == [head]

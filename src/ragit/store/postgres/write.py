@@ -768,6 +768,8 @@ class PgPurge:
             StoreWriteBusy: the connection was lost (nothing was deleted).
             SnapshotStoreUnavailable: any other server failure (rolled back).
         """
+        if not snapshots:
+            return PurgeResult((), (), 0, 0, 0)  # nothing stale: no lock, no transaction
         keys = sorted({writer_lock_key(self.repository_id, ns) for _, ns in snapshots.values()})
         with translated(writer=True), self._conn.transaction(), self._conn.cursor() as cur:
             for key in keys:  # in one order: two purges never wait on each other in a cycle
