@@ -332,8 +332,8 @@ def test_a_role_without_delete_or_no_server_cannot_purge_and_nothing_changes(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """EXT-067: the reader role of docs/team.md is refused before anything changes (typed,
-    naming what it lacks, no password); no server is SNAPSHOT_STORE_UNAVAILABLE (exit 3);
-    the CI role, which has DELETE, purges."""
+    naming what it lacks, no password) but may run the dry run; no server is
+    SNAPSHOT_STORE_UNAVAILABLE (exit 3); the CI role, which has DELETE, purges."""
     base = _env(tmp_path)
     owner = {**base, "RAGIT_DATABASE_URL": roles["ragit_owner"]}
     ci = {**base, "RAGIT_DATABASE_URL": roles["ragit_ci"]}
@@ -356,6 +356,9 @@ def test_a_role_without_delete_or_no_server_cannot_purge_and_nothing_changes(
         assert "the role 'ragit_reader' cannot write to the shared store" in reason, reason
         assert "DELETE on ragit_snapshots" in reason, reason
         assert "pw-5ecret" not in out
+    # The reader may plan: a dry run reads through a read-only connection.
+    dry = _ok(a, reader, "security", "purge", "--target", "store", "--dry-run")
+    assert [s["commitSha"] for s in dry["staleSnapshots"]] == [head]
     nowhere = {k: v for k, v in ci.items() if k != "RAGIT_DATABASE_URL"}
     code, envelope, out = _cli(a, nowhere, "security", "purge", "--target", "store")
     assert code == 3 and envelope["error"]["code"] == "SNAPSHOT_STORE_UNAVAILABLE", out
