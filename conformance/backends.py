@@ -21,9 +21,8 @@ Which cases run where:
 - a case runs on ``postgres`` only when it touches a store: a setup step runs
   ``init`` and the step under test reads or writes snapshots or reports on the store
   (:data:`STORE_COMMANDS`) or calls the MCP server. Any other case (help, config,
-  describe, completion, errors before ``init``, ``log``/``drift`` over local manifests,
-  memory files…) is the same on every backend; it runs once, in the ``zvec`` run, and
-  is ``N/A`` in the ``postgres`` run.
+  describe, completion, errors before ``init``, memory files…) is the same on every
+  backend; it runs once, in the ``zvec`` run, and is ``N/A`` in the ``postgres`` run.
 """
 
 from __future__ import annotations
@@ -58,6 +57,10 @@ STORE_COMMANDS = frozenset(
         ("doctor",),
         ("memory", "recall"),
         ("security", "purge"),
+        ("drift",),
+        ("repair",),
+        ("log",),
+        ("narrative",),
     }
 )
 # Global options that take a value (skipped to find a command's words).

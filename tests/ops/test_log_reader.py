@@ -61,8 +61,11 @@ def test_each_manifest_is_read_once(repo: Path, monkeypatch: pytest.MonkeyPatch)
     reads: list[str] = []
     real = history._summary
 
-    def counting(ws: Workspace, sha: str, cache: history._Records) -> history._Summary:
+    def counting(
+        ws: Workspace, sha: str, cache: history._Records, shared: object = None
+    ) -> history._Summary:
         reads.append(sha)
+        assert shared is None  # the embedded store: local manifests
         return real(ws, sha, cache)
 
     monkeypatch.setattr(history, "_summary", counting)

@@ -142,8 +142,10 @@ def _run(
     manifest = _build_manifest(plan, git, embedder.profile)
     _check_store_profile(ws, embedder.profile.as_dict(), plan, dry_run=req.dry_run)
     noop = plan.existing_target is not None and _same_docs(plan.existing_target, manifest)
-    if noop and cfg.store.backend == "postgres" and not _published_on_server(server, plan.target):
-        noop = False  # the local manifest's snapshot is not (or no longer) on the server
+    if noop and cfg.store.backend == "postgres" and not _served_unchanged(server, manifest):
+        # The local manifest's snapshot is not (or no longer) on the server, or the server's
+        # row is damaged: publishing again is the recovery doctor names.
+        noop = False
     data = _report(ws, req, plan, noop)
 
     def replan_fresh() -> tuple[IngestPlan, Manifest]:
@@ -414,14 +416,24 @@ def _count_missing_shared(
     return plan, sum(1 for chunk_id in rows if chunk_id not in present)
 
 
-def _published_on_server(server: Any, sha: str) -> bool:
-    """Whether the shared store (``server``, a ``PostgresSource``) holds a snapshot of ``sha``
-    for this repository.
+def _served_unchanged(server: Any, manifest: Manifest) -> bool:
+    """Whether the shared store (``server``, a ``PostgresSource``) holds a snapshot of the
+    manifest's commit for this repository whose manifest is valid and has the same documents.
 
     Raises:
-        SnapshotStoreUnavailable: no server, refused (naming ``sha``).
+        SnapshotStoreUnavailable: no server, refused (naming the commit).
     """
-    return server.manifest(sha) is not None
+    sha = manifest.commit_sha
+    raw = server.manifest(sha)
+    if raw is None:
+        return False
+    from ragit.snapshot.manifest import parse_manifest
+
+    try:
+        served = parse_manifest(sha, raw, f"postgres:{sha}")
+    except RagitError:
+        return False
+    return _same_docs(served, manifest)
 
 
 def _repository(ws: Workspace, cfg: RagitConfig, sha: str) -> str:

@@ -15,6 +15,11 @@ Items, each ``fresh``, ``suspect`` or ``stale`` with reason codes:
   a live failure artifact of the suite (or, for session artifacts, of the same goal)
   → ``failure_evidence_present`` (stale for suites, suspect for session artifacts).
 
+With ``store.backend = "postgres"`` the baseline is the shared store's: the commits it holds
+for this repository and their manifests (:class:`ragit.ops.status.SharedStore`), so a clone
+that never ingested sees what CI indexed; a server that cannot be read is the typed error
+reaching it (``SNAPSHOT_STORE_UNAVAILABLE``, exit 3), never a made-up ``no_baseline``.
+
 Nothing judges content; nothing is written. Recommended actions are commands:
 ``ragit ingest`` (indexes HEAD: the baseline and changed documents become fresh),
 ``ragit ingest --scope all`` (also binds pending artifacts) and ``ragit artifact
@@ -27,15 +32,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ragit.contract.errors import InputInvalid, RagitError
+from ragit.ops.status import shared_manifest
 from ragit.security.masking import RedactionSummary, mask_json
 from ragit.snapshot._git import GitRepo
-from ragit.snapshot.manifest import Manifest, load_manifest, manifest_exists
-from ragit.snapshot.selection import nearest_indexed_ancestor
+from ragit.snapshot.manifest import Manifest, manifest_exists
 from ragit.snapshot.surface import GlobSet, validate_repo_glob
 from ragit.workspace import Workspace
 
 if TYPE_CHECKING:
     from ragit.artifacts.catalog import ArtifactRecord
+    from ragit.ops.status import SharedStore
 
 SCOPES = ("durable", "memory", "harness", "all")
 STATUSES = ("fresh", "suspect", "stale")
@@ -90,21 +96,30 @@ def _item(
 
 
 def _baseline(
-    ws: Workspace, git: GitRepo, head: str | None, warnings: list[str]
+    ws: Workspace,
+    git: GitRepo,
+    head: str | None,
+    warnings: list[str],
+    shared: SharedStore | None = None,
 ) -> tuple[dict[str, Any], Manifest | None]:
     snapshot: str | None = None
     reasons: list[str] = []
-    if head is not None and manifest_exists(ws, head):
+    indexed = _shared_indexed(shared, head)
+
+    def has_snapshot(sha: str) -> bool:
+        return sha in indexed if indexed is not None else manifest_exists(ws, sha)
+
+    if head is not None and has_snapshot(head):
         snapshot = head
     elif head is not None:
-        snapshot = nearest_indexed_ancestor(ws, git, head)
+        snapshot = next((c for c in git.first_parents(head) if has_snapshot(c)), None)
         reasons.append("missing_manifest_anchor" if snapshot else "no_baseline")
     else:
         reasons.append("no_baseline")
     manifest: Manifest | None = None
     if snapshot is not None:
         try:
-            manifest = load_manifest(ws, snapshot)
+            manifest = shared_manifest(ws, snapshot, shared)
         except RagitError as exc:
             warnings.append(f"snapshot {snapshot[:7]}: manifest unreadable ({exc.code})")
             reasons = ["no_baseline"]
@@ -115,6 +130,20 @@ def _baseline(
         "reasonCodes": reasons,
     }
     return block, manifest
+
+
+def _shared_indexed(shared: SharedStore | None, head: str | None) -> set[str] | None:
+    """The commits the shared store holds for this repository (None: the local manifests
+    decide).
+
+    Raises:
+        SnapshotStoreUnavailable: the server cannot be reached, refuses, or has a schema this
+            RAGit does not read.
+    """
+    if shared is None:
+        return None
+    shared.require(head)
+    return set(shared.indexed_shas())
 
 
 def _documents(
@@ -210,8 +239,23 @@ def _artifact_item(
     return item
 
 
-def evaluate(ws: Workspace, req: DriftRequest) -> dict[str, Any]:
-    """The data of `ragit drift` (reads only)."""
+def evaluate(ws: Workspace, req: DriftRequest, shared: SharedStore | None = None) -> dict[str, Any]:
+    """The data of `ragit drift` (reads only).
+
+    ``shared``: the shared store already reached by the caller (``repair``); otherwise it is
+    reached here when the config names it, and closed.
+
+    Raises:
+        InputInvalid: a bad ``scope`` or ``path``.
+        SnapshotStoreUnavailable: the shared store cannot be read.
+    """
+    from ragit.ops.status import shared_for
+
+    with shared_for(ws, shared) as reached:
+        return _evaluate(ws, req, reached)
+
+
+def _evaluate(ws: Workspace, req: DriftRequest, shared: SharedStore | None) -> dict[str, Any]:
     if req.scope not in SCOPES:
         raise InputInvalid("scope", f"must be one of {', '.join(SCOPES)}")
     glob_text = validate_repo_glob(req.path, "path") if req.path is not None else None
@@ -219,7 +263,7 @@ def evaluate(ws: Workspace, req: DriftRequest) -> dict[str, Any]:
     git = GitRepo(ws.root)
     head = git.head().sha
     warnings: list[str] = []
-    baseline, manifest = _baseline(ws, git, head, warnings)
+    baseline, manifest = _baseline(ws, git, head, warnings, shared)
     baseline_sha = baseline["snapshotSha"]
     items: list[dict[str, Any]] = []
     baseline_actions = [INGEST]

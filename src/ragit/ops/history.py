@@ -17,14 +17,16 @@ from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 from ragit.contract.errors import InputInvalid, RagitError, SnapshotRefInvalid
+from ragit.ops.status import shared_manifest
 from ragit.security.masking import RedactionSummary, mask_text
 from ragit.snapshot._git import CommitInfo, GitRepo
-from ragit.snapshot.manifest import list_manifest_shas, load_manifest
+from ragit.snapshot.manifest import list_manifest_shas
 from ragit.snapshot.surface import GlobSet, validate_repo_glob
 from ragit.workspace import Workspace
 
 if TYPE_CHECKING:
     from ragit.artifacts.catalog import ArtifactRecord
+    from ragit.ops.status import SharedStore
 
 DEFAULT_MAX_COUNT = 20
 MAX_COUNT = 10_000
@@ -206,15 +208,21 @@ def _decode_doc(key: bytes, sha: str) -> dict[str, Any]:
     }
 
 
-def _summary(ws: Workspace, sha: str, records: _Records) -> _Summary:
+def _summary(
+    ws: Workspace, sha: str, records: _Records, shared: SharedStore | None = None
+) -> _Summary:
     """One manifest read for counting; its new records decoded.
 
-    Anything unexpected falls back to :func:`load_manifest`, which raises the typed error.
+    Anything unexpected falls back to :func:`load_manifest` (or the server's manifest
+    parsed in full), which raises the typed error.
     """
     try:
-        return records.parse(ws.manifest_path(sha).read_bytes(), sha)
+        raw = shared.manifest(sha) if shared else ws.manifest_path(sha).read_bytes()
+        if raw is None:
+            raise ValueError(sha)
+        return records.parse(raw, sha)
     except (OSError, ValueError, UnicodeDecodeError):
-        manifest = load_manifest(ws, sha)
+        manifest = shared_manifest(ws, sha, shared)
         docs = [
             {
                 "path": d.path,
@@ -230,11 +238,18 @@ def _summary(ws: Workspace, sha: str, records: _Records) -> _Summary:
 
 
 class _Manifests:
-    """Each manifest read once; an unreadable one is remembered as None with a warning."""
+    """Each manifest read once; an unreadable one is remembered as None with a warning.
 
-    def __init__(self, ws: Workspace, warnings: list[str]) -> None:
+    With ``shared`` (``store.backend = "postgres"``) the indexed commits and their manifests
+    are the shared store's: a clone that never ingested sees what CI indexed.
+    """
+
+    def __init__(
+        self, ws: Workspace, warnings: list[str], shared: SharedStore | None = None
+    ) -> None:
         self.ws = ws
-        self.known = set(list_manifest_shas(ws))
+        self.shared = shared
+        self.known = set(shared.indexed_shas() if shared else list_manifest_shas(ws))
         self._loaded: dict[str, _Summary | None] = {}
         self._warnings = warnings
         self.records = _Records()
@@ -245,7 +260,7 @@ class _Manifests:
     def get(self, sha: str) -> _Summary | None:
         if sha not in self._loaded:
             try:
-                self._loaded[sha] = _summary(self.ws, sha, self.records)
+                self._loaded[sha] = _summary(self.ws, sha, self.records, self.shared)
             except (RagitError, FileNotFoundError) as exc:
                 code = getattr(exc, "code", type(exc).__name__)
                 self._warnings.append(f"snapshot {sha[:7]}: manifest unreadable ({code})")
@@ -504,8 +519,23 @@ def _snapshot_blocks(
     return blocks
 
 
-def run_log(ws: Workspace, req: LogRequest) -> dict[str, Any]:
-    """The data of `ragit log` (reads only)."""
+def run_log(ws: Workspace, req: LogRequest, shared: SharedStore | None = None) -> dict[str, Any]:
+    """The data of `ragit log` (reads only).
+
+    ``shared``: the shared store already reached by the caller (``narrative``); otherwise it
+    is reached here when the config names it, and closed.
+
+    Raises:
+        InputInvalid: a bad filter or range.
+        SnapshotStoreUnavailable: the shared store cannot be read.
+    """
+    from ragit.ops.status import shared_for
+
+    with shared_for(ws, shared) as reached:
+        return _run_log(ws, req, reached)
+
+
+def _run_log(ws: Workspace, req: LogRequest, shared: SharedStore | None) -> dict[str, Any]:
     glob_text = validate_filters(req.doc_type, req.path)
     glob = GlobSet([glob_text], field="path") if glob_text else None
     git = GitRepo(ws.root)
@@ -513,7 +543,9 @@ def run_log(ws: Workspace, req: LogRequest) -> dict[str, Any]:
     warnings: list[str] = []
     if rng.tip is None:
         warnings.append("HEAD has no commit yet; the history is empty")
-    manifests = _Manifests(ws, warnings)
+    if shared is not None:
+        shared.require(rng.tip)
+    manifests = _Manifests(ws, warnings, shared)
     window, base = collect_window(git, manifests, rng, req.max_count, req.show_missing)
     indexed = [c.sha for c in window if manifests.has(c.sha)]
     # Each indexed entry is compared with the next older indexed one; the oldest with base.

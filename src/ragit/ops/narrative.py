@@ -18,13 +18,16 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragit.contract.errors import InputInvalid, RagitError
 from ragit.ops.drift import DriftRequest, evaluate
 from ragit.ops.history import LogRequest, run_log
 from ragit.security.masking import mask_json
 from ragit.workspace import Workspace
+
+if TYPE_CHECKING:
+    from ragit.ops.status import SharedStore
 
 SCHEMA_VERSION = 1
 DEFAULT_MAX_COMMITS = 10
@@ -96,7 +99,20 @@ def _latest_wrap(events: list[dict[str, Any]]) -> dict[str, Any] | None:
 
 
 def build_model(ws: Workspace, req: NarrativeRequest) -> dict[str, Any]:
-    """The unmasked-then-masked model of the report (reads only)."""
+    """The unmasked-then-masked model of the report (reads only).
+
+    Raises:
+        SnapshotStoreUnavailable: the shared store cannot be read.
+    """
+    from ragit.ops.status import shared_for
+
+    with shared_for(ws) as shared:  # the shared store, reached once for the whole report
+        return _build_model(ws, req, shared)
+
+
+def _build_model(
+    ws: Workspace, req: NarrativeRequest, shared: SharedStore | None
+) -> dict[str, Any]:
     from ragit import __version__
     from ragit.artifacts.events import TimelineFilters, timeline
     from ragit.snapshot._git import GitRepo
@@ -104,8 +120,9 @@ def build_model(ws: Workspace, req: NarrativeRequest) -> dict[str, Any]:
     log = run_log(
         ws,
         LogRequest(rev_range=req.rev_range, max_count=req.max_commits, show_missing=True),
+        shared,
     )
-    drift = evaluate(ws, DriftRequest(max_count=100_000))
+    drift = evaluate(ws, DriftRequest(max_count=100_000), shared)
     events = timeline(ws, TimelineFilters(max_count=MAX_EVENTS), "default")["events"]
     git = GitRepo(ws.root)
     head = git.head().sha
@@ -115,9 +132,9 @@ def build_model(ws: Workspace, req: NarrativeRequest) -> dict[str, Any]:
     snapshot_sha = baseline["snapshotSha"]
     blobs: dict[str, tuple[str, str]] = {}
     if snapshot_sha:
-        from ragit.snapshot.manifest import load_manifest
+        from ragit.ops.status import shared_manifest
 
-        for doc in load_manifest(ws, snapshot_sha).docs:
+        for doc in shared_manifest(ws, snapshot_sha, shared).docs:
             blobs[doc.document_id] = (doc.blob_sha, doc.doc_type)
     items: list[dict[str, Any]] = []
     anchors: dict[str, str] = {}

@@ -11,7 +11,11 @@ apply:
   unpublished residue, finish published work); an inconsistent journal is resolved
   by a store rebuild;
 * ``store-rebuild`` — the store is missing, unreadable or lacks chunks a manifest
-  names: regenerate it from the union of all manifests (git objects), verify, swap;
+  names: regenerate it from the union of all manifests (git objects), verify, swap. On
+  the shared store (``store.backend = "postgres"``) it regenerates the chunks the
+  repository's snapshots name and the server lacks, and builds a namespace's missing or
+  invalid HNSW graph (:mod:`ragit.ops.repair_shared`); the baseline of the item actions
+  below is the server's;
 * ``ingest``, ``harness-verify``, ``artifact-review``, ``harness-run`` — from the
   items `ragit drift` finds not fresh (the same evaluation, with the same ``--scope``,
   ``--path``, ``--goal``, ``--session`` and ``--max-count`` filters, UR §12.20):
@@ -39,11 +43,14 @@ from __future__ import annotations
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragit.config import RagitConfig
 from ragit.contract.errors import RagitError
 from ragit.workspace import Workspace
+
+if TYPE_CHECKING:
+    from ragit.ops.status import SharedStore
 
 STORAGE_ACTIONS = ("release-lock", "ingest-recover", "store-rebuild")
 ITEM_ACTIONS = ("ingest", "harness-verify", "artifact-review", "harness-run")
@@ -151,14 +158,26 @@ def plan_repair(
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The repair plan and the drift evaluation it came from (reads only).
 
+    With ``store.backend = "postgres"`` the baseline and the store's problems are the shared
+    store's (:mod:`ragit.ops.repair_shared`), read over one connection.
+
     Raises:
         InputInvalid: a bad ``--scope`` or a ``--path`` glob outside the repository.
+        SnapshotStoreUnavailable: the shared store cannot be read.
     """
+    from ragit.ops.status import shared_for
+
+    with shared_for(ws) as shared:
+        return _plan(ws, requested, filters or RepairFilters(), shared)
+
+
+def _plan(
+    ws: Workspace, requested: list[str], filters: RepairFilters, shared: SharedStore | None
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     from ragit.ops.drift import MAX_COUNT, DriftRequest, evaluate
     from ragit.store.journal_scan import scan_journals
     from ragit.store.lock import inspect_lock
 
-    filters = filters or RepairFilters()
     drift = evaluate(
         ws,
         DriftRequest(
@@ -168,6 +187,7 @@ def plan_repair(
             session_id=filters.session_id,
             max_count=filters.max_count or MAX_COUNT,
         ),
+        shared,
     )
     plan: list[dict[str, Any]] = []
     lock = inspect_lock(ws)
@@ -199,6 +219,12 @@ def plan_repair(
                 notes=[f"{len(journals)} unfinished transaction journal(s)"],
             )
         )
+    if shared is not None:
+        plan.extend(_shared_store_action(shared, requested, len(plan)))
+        plan.extend(_item_actions(ws, drift, filters, requested, len(plan)))
+        if requested:
+            plan = [a for a in plan if a["action"] in requested]
+        return plan, drift
     # A stale lock's writer is dead: waiting for it to publish would only cost 2 s.
     problem = _store_problem(ws, wait_ms=0 if lock.state == "stale" else 2000)
     if problem or "store-rebuild" in requested:
@@ -219,6 +245,32 @@ def plan_repair(
     if requested:
         plan = [a for a in plan if a["action"] in requested]
     return plan, drift
+
+
+def _shared_store_action(
+    shared: SharedStore, requested: list[str], offset: int
+) -> list[dict[str, Any]]:
+    """``store-rebuild`` on the shared store: what :mod:`ragit.ops.repair_shared` repairs."""
+    from ragit.ops.repair_shared import find_problems
+
+    problems = find_problems(shared)
+    reasons = problems.reasons()
+    if not reasons and "store-rebuild" not in requested:
+        return []
+    notes = problems.notes() or [
+        "nothing to repair on the shared store: every snapshot's chunks are stored and every "
+        "namespace's graph is usable"
+    ]
+    return [
+        _action(
+            "store-rebuild",
+            offset + 1,
+            reasons or ["requested"],
+            safe=True,
+            args=[],
+            notes=[*notes, "the server's snapshots and local manifests are not modified"],
+        )
+    ]
 
 
 def _item_actions(
@@ -372,6 +424,10 @@ def _execute(
             if not ws.store_unverified_path.is_file():
                 raise
             return ["ingest-recover left to the store rebuild: the store lacks chunks"]
+    elif kind == "store-rebuild" and cfg.store.backend == "postgres":
+        from ragit.ops.repair_shared import repair_store
+
+        return repair_store(ws, cfg, progress)
     elif kind == "store-rebuild":
         from ragit.ops.rebuild import rebuild_store
 

@@ -8,6 +8,8 @@ the CLI and the MCP ``ragit_status`` tool.
 from __future__ import annotations
 
 import shlex
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from ragit.contract.errors import (
@@ -77,6 +79,34 @@ class SharedStore:
         raw: bytes | None = self._source.manifest(sha)
         return raw
 
+    def require(self, sha: str | None = None) -> dict[str, Any]:
+        """The facts, or the typed error reaching the store (naming ``sha``).
+
+        Raises:
+            SnapshotStoreUnavailable: the server cannot be reached, refuses, or has a schema
+                this RAGit does not read.
+        """
+        from ragit.contract.errors import SnapshotStoreUnavailable
+
+        error = self.error
+        if isinstance(error, SnapshotStoreUnavailable) and error.details.get("resolvedSha") is None:
+            raise SnapshotStoreUnavailable(sha, str(error.details.get("reason")))
+        if error is not None:
+            raise error
+        problem = self.problem()
+        if problem is not None:
+            raise SnapshotStoreUnavailable(sha, problem)
+        assert self.facts is not None
+        return self.facts
+
+    def unstored(self) -> dict[str, list[str]]:
+        """The chunk ids each snapshot of the repository names that the server lacks, by
+        commit (only while the store is readable: :attr:`readable`)."""
+        if not self.readable:
+            return {}
+        found: dict[str, list[str]] = self._source.unstored()
+        return found
+
     def block(self, head_sha: str | None) -> dict[str, Any]:
         """The ``store`` object of ``status`` for the shared store."""
         out: dict[str, Any] = {"backend": "postgres", "repository": self.repository}
@@ -100,6 +130,53 @@ class SharedStore:
         if problem is not None:
             out["reason"] = problem
         return out
+
+
+def open_shared(ws: Workspace) -> SharedStore | None:
+    """The shared store when the repository's config names it (``store.backend =
+    "postgres"``), reached once; None for the embedded store, or a config that cannot be read
+    (local manifests then decide, as they always did). The caller closes it."""
+    from ragit.config import load_config
+
+    try:
+        cfg = load_config(ws)
+    except RagitError:
+        return None
+    if cfg.store.backend != "postgres":
+        return None
+    return SharedStore(ws, cfg)
+
+
+@contextmanager
+def shared_for(ws: Workspace, shared: SharedStore | None = None) -> Iterator[SharedStore | None]:
+    """``shared`` when the caller already reached it; otherwise the store :func:`open_shared`
+    reaches (None for the embedded store), closed on exit."""
+    if shared is not None:
+        yield shared
+        return
+    owned = open_shared(ws)
+    try:
+        yield owned
+    finally:
+        if owned is not None:
+            owned.close()
+
+
+def shared_manifest(ws: Workspace, sha: str, shared: SharedStore | None) -> Any:
+    """The manifest of an indexed ``sha``: the local file, or with ``shared`` the server's.
+
+    Raises:
+        SnapshotManifestInvalid, SnapshotSchemaUnsupported: as :func:`load_manifest`.
+        SnapshotStoreUnavailable: the server no longer holds the commit.
+    """
+    if shared is None:
+        return load_manifest(ws, sha)
+    raw = shared.manifest(sha)
+    if raw is None:  # gone since the list was read
+        from ragit.contract.errors import SnapshotStoreUnavailable
+
+        raise SnapshotStoreUnavailable(sha, "the shared store has no snapshot of the commit")
+    return parse_manifest(sha, raw, f"postgres:{sha}")
 
 
 def _snapshot_block(

@@ -219,6 +219,20 @@ class PostgresSource:
             raise _unavailable(sha, exc) from None
         return found
 
+    def unstored(self) -> dict[str, list[str]]:
+        """The chunk ids each of the repository's snapshots names that the server does not
+        store, by commit (:meth:`ragit.store.postgres.read.PgReader.unstored`; read-only).
+
+        Raises:
+            SnapshotStoreUnavailable: no server, refused.
+            StoreReadBusy: the connection was lost (retryable).
+        """
+        try:
+            found: dict[str, list[str]] = self._pg(None).unstored(self.repository)
+        except SnapshotStoreUnavailable as exc:
+            raise _unavailable(None, exc) from None
+        return found
+
     def health(self) -> dict[str, Any]:
         """The shared store's facts for ``doctor`` and ``status``: the server (no user, no
         password), schema and pgvector versions, each namespace's index state and the

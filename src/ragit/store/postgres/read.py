@@ -375,6 +375,24 @@ class PgReader:
         with translated(writer=False):
             return cited_elsewhere(self.connection, repository_id, chunks)
 
+    def unstored(self, repository_id: str) -> dict[str, list[str]]:
+        """The chunk ids each snapshot of ``repository_id`` names that its namespace does not
+        store (by commit; only snapshots that lack some). A publication checks every chunk is
+        stored, so this is empty unless rows were deleted behind RAGit's back (what ``repair``
+        looks for). One statement."""
+        rows = self._rows(
+            "SELECT s.commit_sha, sc.chunk_id FROM ragit_snapshots s "
+            "JOIN ragit_snapshot_chunks sc USING (snapshot_id) "
+            "WHERE s.repository_id = %s AND NOT EXISTS (SELECT 1 FROM ragit_chunks c "
+            "WHERE c.namespace_id = s.namespace_id AND c.chunk_id = sc.chunk_id) "
+            'ORDER BY s.commit_sha, sc.chunk_id COLLATE "C"',
+            (repository_id,),
+        )
+        out: dict[str, list[str]] = {}
+        for sha, cid in rows:
+            out.setdefault(str(sha), []).append(str(cid))
+        return out
+
     def terms(self, snapshot: Snapshot) -> SnapshotTermIndex:
         """The snapshot's keyword index (see :class:`SnapshotTermIndex`)."""
         return SnapshotTermIndex(self, snapshot)
@@ -699,8 +717,8 @@ def _health(conn: psycopg.Connection[Any], repository_id: str) -> dict[str, Any]
     if not 1 <= version <= SCHEMA_VERSION:
         return out
     namespaces: list[dict[str, Any]] = []
-    for namespace_id, namespace, valid, rows in conn.execute(
-        "SELECT n.namespace_id, n.namespace, i.indisvalid, "
+    for namespace_id, namespace, dimensions, valid, rows in conn.execute(
+        "SELECT n.namespace_id, n.namespace, n.dimensions, i.indisvalid, "
         "(SELECT count(*) FROM (SELECT 1 FROM ragit_chunks c "
         "WHERE c.namespace_id = n.namespace_id LIMIT %s) AS s) "
         "FROM ragit_namespaces n LEFT JOIN pg_index i ON i.indexrelid = "
@@ -719,6 +737,7 @@ def _health(conn: psycopg.Connection[Any], repository_id: str) -> dict[str, Any]
         namespaces.append(
             {
                 "namespace": str(namespace),
+                "dimensions": int(dimensions),
                 "index": index_name(int(namespace_id)),
                 "rows": int(rows),
                 "state": _index_state(valid, modes, int(rows)),
