@@ -56,6 +56,7 @@ STORE_COMMANDS = frozenset(
         ("status",),
         ("doctor",),
         ("memory", "recall"),
+        ("security", "audit"),
         ("security", "purge"),
         ("drift",),
         ("repair",),
