@@ -58,6 +58,7 @@ STORE_COMMANDS = frozenset(
         ("memory", "recall"),
         ("security", "audit"),
         ("security", "purge"),
+        ("migrate", "embeddings"),
         ("drift",),
         ("repair",),
         ("log",),

@@ -89,7 +89,7 @@ def _postgres() -> Backend:
 def test_cases_run_on_postgres_only_when_they_touch_a_store(tmp_path: Path) -> None:
     init = {"run": ["init", "--yes"]}
     store = _case(tmp_path, "store", [init], ["--cwd", ".", "query", "x"])
-    after_ingest = _case(tmp_path, "after-ingest", [init, {"run": ["ingest"]}], ["log"])
+    after_ingest = _case(tmp_path, "after-ingest", [init, {"run": ["ingest"]}], ["describe", "log"])
     recall = _case(tmp_path, "recall", [init], ["memory", "recall", "x"])
     wrap = _case(tmp_path, "wrap", [init], ["memory", "wrap", "--format", "json"])
     before_init = _case(tmp_path, "before-init", [], ["query", "x"])

@@ -132,7 +132,13 @@ OPS_COMMANDS: tuple[CommandSpec, ...] = (
             "After changing embedding.provider/model (status shows embedding.needsMigration), "
             "rebuilds the store from all manifests with the configured profile into "
             ".ragit/store.next, verifies it and swaps it in atomically under the writer lock. "
-            "Manifests are not rewritten: chunk ids do not depend on the profile."
+            "Manifests are not rewritten: chunk ids do not depend on the profile. With "
+            "store.backend postgres it migrates the repository's snapshots on the shared "
+            "store instead: each snapshot in another embedding namespace, oldest first, is "
+            "re-embedded from git objects (only the chunks the new namespace lacks) and "
+            "republished with the same manifest bytes in one transaction (a rerun continues "
+            "after an interruption); other repositories' snapshots are untouched; --dry-run "
+            "plans from a read-only connection."
         ),
         handler="ragit.cli.commands.repair:run_migrate_embeddings",
         default_format="json",

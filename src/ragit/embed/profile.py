@@ -523,11 +523,17 @@ def complete_profile(
     names only the namespace, provider, model and dimensions (a snapshot read from the shared
     store carries no more). The version is the one this RAGit produces for the model and the
     endpoint the configured one or the provider's default, kept only when the namespace id
-    they give is the manifest's; otherwise ``partial`` is returned as it is (and
-    :func:`profile_from_store` then asks for a migration).
+    they give is the manifest's. A block that names only the namespace (a snapshot
+    republished in another namespace by ``ragit migrate embeddings``) is the configured
+    profile when its namespace id is that one. Otherwise ``partial`` is returned as it is
+    (and :func:`profile_from_store` then asks for a migration).
     """
     if "version" in partial:
         return dict(partial)
+    with contextlib.suppress(InputInvalid):
+        configured = resolve_profile(as_mapping(embedding_cfg))
+        if configured.namespace_id == partial.get("namespaceId"):
+            return configured.as_dict()
     provider, model, dimensions = (
         partial.get("provider"),
         partial.get("model"),

@@ -115,7 +115,8 @@ def repair_store(ws: Workspace, cfg: RagitConfig, progress: Progress) -> list[st
             warnings.append(
                 f"snapshot {sha} is in embedding namespace {namespace_of.get(sha)}, not the "
                 f"configured profile's ({profile['namespaceId']}): its missing chunks cannot be "
-                f"embedded here; re-index it with: ragit ingest --all --at {sha}"
+                "embedded with that profile here; `ragit migrate embeddings` moves it into the "
+                "configured namespace, embedding every chunk that namespace lacks"
             )
         if ours:
             wanted = {cid for sha in ours for cid in problems.unstored[sha]}

@@ -67,6 +67,17 @@ def _render_migrate(data: dict[str, Any]) -> str:
         f"- manifests: {data['manifests']}  documents: {data['documents']}  "
         f"chunks: {data['chunks']}"
     )
+    if data.get("backend") == "postgres":
+        lines.append(
+            f"- shared store ({data['repository']}): snapshots to migrate: "
+            f"{data['snapshotsToMigrate']} in {data['namespacesToMigrate']} namespace(s), "
+            f"chunks to embed: {data['chunksToEmbed']}"
+        )
+        if "snapshotsMigrated" in data:
+            lines.append(
+                f"- republished: {data['snapshotsMigrated']}  embedded: {data['embedded']}  "
+                f"left as they are: {len(data['staleSnapshots'])}"
+            )
     return "\n".join(lines)
 
 
@@ -78,6 +89,11 @@ def run_migrate_embeddings(inv: Invocation) -> Outcome:
 
     ws = inv.workspace()
     cfg = inv.config()
+    if cfg.store.backend == "postgres":
+        from ragit.ops.migrate_shared import migrate_shared
+
+        shared, notes = migrate_shared(ws, cfg, dry_run=inv.dry_run, progress=inv.progress)
+        return Outcome(data=shared, text=lambda: _render_migrate(shared), warnings=notes)
     target = resolve_profile(cfg.embedding).as_dict()
     meta = read_meta(ws)
     current = dict(meta.embedding) if meta is not None else None

@@ -67,6 +67,33 @@ class Snapshot:
         return frozenset(self.chunk_ids)
 
 
+@dataclass(frozen=True)
+class Published:
+    """A published snapshot's row without its manifest (:meth:`PgReader.published`)."""
+
+    snapshot_id: int
+    commit_sha: str
+    namespace: str
+    dimensions: int
+    published_at: str  # ISO 8601, the server's clock
+    chunk_count: int
+
+
+def snapshot_embedding(manifest: bytes, namespace: str, dimensions: int) -> dict[str, Any]:
+    """The embedding profile a snapshot's vectors are in: the manifest's ``embedding`` block
+    when it names the snapshot's namespace, else only the namespace's identity
+    (``namespaceId``, ``dimensions``). The second is a snapshot that ``ragit migrate
+    embeddings`` republished in another namespace with its manifest's exact bytes (which
+    still name the profile of the first ingest); the server does not know that namespace's
+    provider and model, :func:`ragit.embed.complete_profile` finds them in the configured
+    profile when it is that namespace's."""
+    data = json.loads(manifest)
+    block = data.get("embedding") if isinstance(data, dict) else None
+    if isinstance(block, dict) and block.get("namespaceId") == namespace:
+        return dict(block)
+    return {"namespaceId": namespace, "dimensions": dimensions}
+
+
 class SnapshotTermIndex:
     """One snapshot's chunks as a keyword index (the :class:`~ragit.store.terms.TermReader`
     interface that :mod:`ragit.retrieve.keyword` reads): ordinals are positions among the
@@ -352,6 +379,27 @@ class PgReader:
                 }
         return out
 
+    def published(self, repository_id: str) -> list[Published]:
+        """Every snapshot of ``repository_id`` with its embedding namespace, oldest
+        publication first (no manifest, no chunk ids: one row per commit). One statement."""
+        rows = self._rows(
+            "SELECT s.snapshot_id, s.commit_sha, n.namespace, n.dimensions, s.published_at, "
+            "s.chunk_count FROM ragit_snapshots s JOIN ragit_namespaces n USING (namespace_id) "
+            "WHERE s.repository_id = %s ORDER BY s.published_at, s.snapshot_id",
+            (repository_id,),
+        )
+        return [
+            Published(
+                snapshot_id=int(r[0]),
+                commit_sha=str(r[1]),
+                namespace=str(r[2]),
+                dimensions=int(r[3]),
+                published_at=r[4].isoformat(),
+                chunk_count=int(r[5]),
+            )
+            for r in rows
+        ]
+
     def stored(self, namespace: str, chunk_ids: Iterable[str]) -> set[str]:
         """The ids of ``chunk_ids`` stored in ``namespace`` by any writer (what an ingest
         would not embed again; its dry run counts against this). One statement."""
@@ -562,12 +610,12 @@ class SnapshotReader:
 
     @property
     def embedding(self) -> dict[str, Any]:
-        """The manifest's embedding profile (parsed once: a published snapshot never
-        changes)."""
+        """The profile of the snapshot's vectors (:func:`snapshot_embedding`; parsed once: a
+        published snapshot never changes)."""
         if self._embedding is None:
-            data = json.loads(self.snapshot.manifest)
-            embedding = data.get("embedding") if isinstance(data, dict) else None
-            self._embedding = dict(embedding) if isinstance(embedding, dict) else {}
+            self._embedding = snapshot_embedding(
+                self.snapshot.manifest, self.snapshot.namespace, self.snapshot.dimensions
+            )
         return dict(self._embedding)
 
     def vector_search(self, vector: Sequence[float], topk: int) -> list[tuple[str, float]]:
