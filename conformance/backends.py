@@ -56,6 +56,8 @@ STORE_COMMANDS = frozenset(
         ("status",),
         ("doctor",),
         ("memory", "recall"),
+        ("security", "audit"),
+        ("security", "purge"),
         ("migrate", "embeddings"),
         ("drift",),
         ("repair",),

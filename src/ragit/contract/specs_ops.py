@@ -270,7 +270,10 @@ OPS_COMMANDS: tuple[CommandSpec, ...] = (
             "store: regenerates the store from git with the current masking rules, verifies it and "
             "swaps it in; a snapshot whose chunks change under the current rules loses its "
             "manifest and is listed in staleSnapshots with the `ragit ingest --all --at <sha>` "
-            "that re-indexes it. cache: deletes the embedding cache. quarantine: clears the "
+            "that re-indexes it. With store.backend postgres, store: deletes from the shared "
+            "store, in one transaction, the repository's snapshots whose chunks hold a secret "
+            "the current rules catch and the chunks no other snapshot cites (a role with "
+            "DELETE, e.g. the CI role). cache: deletes the embedding cache. quarantine: clears the "
             "quarantine ledger. all (default): all four. Repository documents are never rewritten. "
             "--dry-run writes nothing and lists planned[]."
         ),

@@ -11,7 +11,9 @@ run wherever a read can):
 
 * control-plane files (``.ragit/log/**/*.json[l]``, ``.ragit/artifacts/**/*.json``,
   ``.ragit/memory/**/*.json``, ``.ragit/security/**/*.jsonl``) → ``warn``;
-* chunks of the published store (every row of the reader copy) → ``critical``;
+* chunks of the published store (every row of the reader copy; on the shared store,
+  ``store.backend = "postgres"``: every chunk the repository's snapshots on the server cite,
+  read-only) → ``critical``;
 * documents of the implicit ingest surface at HEAD → ``critical`` when admission
   would block them, ``warn`` when they merely hold a secret;
 * a remote-egress embedding provider under ``remote_embedding_policy = "local-only"``
@@ -114,16 +116,22 @@ def _chunk_paths(ws: Workspace) -> dict[str, set[str]]:
             manifest = load_manifest(ws, sha)
         except RagitError:
             continue
-        for doc in manifest.docs:
-            for cid in doc.chunk_ids:
-                owners.setdefault(cid, set()).add(doc.path)
-        for entry in manifest.artifact_entries:
-            for cid in entry.get("chunkIds", []):
-                owners.setdefault(str(cid), set()).add(str(entry.get("path") or "artifact"))
+        _add_owners(manifest, owners)
     return owners
 
 
-def _audit_stale(ws: Workspace) -> list[dict[str, str]]:
+def _add_owners(manifest: Any, owners: dict[str, set[str]]) -> None:
+    for doc in manifest.docs:
+        for cid in doc.chunk_ids:
+            owners.setdefault(cid, set()).add(doc.path)
+    for entry in manifest.artifact_entries:
+        for cid in entry.get("chunkIds", []):
+            owners.setdefault(str(cid), set()).add(str(entry.get("path") or "artifact"))
+
+
+def _audit_stale(ws: Workspace, indexed: set[str] | None = None) -> list[dict[str, str]]:
+    """The snapshots a purge removed and nobody re-indexed yet (``indexed``: the commits the
+    shared store holds; None: the local store, judged by its manifest files)."""
     return [
         _finding(
             "warn",
@@ -133,8 +141,99 @@ def _audit_stale(ws: Workspace) -> list[dict[str, str]]:
             f"removed by a security purge and not re-indexed yet ({entry['reason']})",
             entry["recovery"],
         )
-        for entry in stale_entries(pending_stale(ws))
+        for entry in stale_entries(pending_stale(ws, indexed))
     ]
+
+
+def _chunk_findings(
+    cid: str, fields: dict[str, str], owners: dict[str, set[str]], where: str
+) -> list[dict[str, str]]:
+    findings: list[dict[str, str]] = []
+    for name, value in fields.items():
+        labels = secret_labels(value)
+        if not labels:
+            continue
+        for path in sorted(owners.get(cid, {where})):
+            findings.append(
+                _finding(
+                    "critical",
+                    "store",
+                    path,
+                    f"chunks[{cid}].{name}",
+                    _labels_reason(labels),
+                    PURGE_STORE,
+                )
+            )
+    return findings
+
+
+def _audit_shared(ws: Workspace, cfg: RagitConfig) -> list[dict[str, str]]:
+    """The shared store (``store.backend = "postgres"``): every chunk the repository's
+    snapshots on the server cite (read-only), and the snapshots a purge removed that the
+    server does not hold again."""
+    from ragit.snapshot.manifest import parse_manifest
+    from ragit.snapshot.repository import store_repository
+
+    where = "postgres"
+    try:
+        repository = store_repository(ws, cfg)
+        where = f"postgres:{repository}"
+        from ragit.store.postgres.read import PgReader
+
+        reader = PgReader.open()
+    except ImportError:
+        reader, failure = None, "the client is not installed"
+    except RagitError as exc:
+        reader, failure = None, exc.code
+    if reader is None:
+        return [
+            _finding(
+                "info",
+                "store",
+                where,
+                "$",
+                f"the shared store could not be read ({failure}); not scanned",
+                "ragit doctor",
+            )
+        ]
+    findings: list[dict[str, str]] = []
+    try:
+        snapshots = reader.snapshots(repository)
+        owners: dict[str, set[str]] = {}
+        cited: dict[int, set[str]] = {}
+        for snap in snapshots:
+            cited.setdefault(snap.namespace_id, set()).update(snap.chunk_ids)
+            try:
+                manifest = parse_manifest(snap.commit_sha, snap.manifest, "the shared store")
+            except RagitError:
+                continue
+            _add_owners(manifest, owners)
+        for namespace_id, ids in sorted(cited.items()):
+            ordered = sorted(ids)
+            for start in range(0, len(ordered), _FETCH_BATCH):
+                texts = reader.chunk_texts(namespace_id, ordered[start : start + _FETCH_BATCH])
+                for cid, chunk in sorted(texts.items()):
+                    fields = {
+                        "text": chunk["text"],
+                        "sectionTitle": chunk["sectionTitle"],
+                        "headingPath": chunk["headingPath"],
+                    }
+                    findings.extend(_chunk_findings(cid, fields, owners, where))
+    except RagitError as exc:
+        findings.append(
+            _finding(
+                "info",
+                "store",
+                where,
+                "$",
+                f"the shared store could not be read ({exc.code}); not scanned",
+                "ragit doctor",
+            )
+        )
+        return findings
+    finally:
+        reader.close()
+    return findings + _audit_stale(ws, {snap.commit_sha for snap in snapshots})
 
 
 def _audit_store(ws: Workspace) -> list[dict[str, str]]:
@@ -164,25 +263,12 @@ def _audit_store(ws: Workspace) -> list[dict[str, str]]:
         ids = sorted(reader._c.all_ids())
         for start in range(0, len(ids), _FETCH_BATCH):
             for cid, chunk in sorted(reader.fetch(ids[start : start + _FETCH_BATCH]).items()):
-                for name, value in (
-                    ("text", chunk.text),
-                    ("sectionTitle", chunk.section_title),
-                    ("headingPath", chunk.heading_path),
-                ):
-                    labels = secret_labels(value)
-                    if not labels:
-                        continue
-                    for path in sorted(owners.get(cid, {".ragit/store"})):
-                        findings.append(
-                            _finding(
-                                "critical",
-                                "store",
-                                path,
-                                f"chunks[{cid}].{name}",
-                                _labels_reason(labels),
-                                PURGE_STORE,
-                            )
-                        )
+                fields = {
+                    "text": chunk.text,
+                    "sectionTitle": chunk.section_title,
+                    "headingPath": chunk.heading_path,
+                }
+                findings.extend(_chunk_findings(cid, fields, owners, ".ragit/store"))
     finally:
         reader.close()
     return findings
@@ -305,7 +391,10 @@ def run_audit(ws: Workspace, cfg: RagitConfig) -> dict[str, Any]:
     from ragit.security.masking import mask_json
 
     control, control_files = _audit_control_plane(ws)
-    store = _audit_store(ws) + _audit_stale(ws)
+    if cfg.store.backend == "postgres":
+        store = _audit_shared(ws, cfg)
+    else:
+        store = _audit_store(ws) + _audit_stale(ws)
     docs = _audit_repo_docs(ws, cfg)
     egress, config = _provider_egress(cfg)
     order = {name: n for n, name in enumerate(SEVERITIES)}

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -170,11 +171,12 @@ def _state_path(ws: Workspace) -> Path:
     return security_dir(ws) / STATE_NAME
 
 
-def pending_stale(ws: Workspace) -> dict[str, str]:
+def pending_stale(ws: Workspace, indexed: Collection[str] | None = None) -> dict[str, str]:
     """Snapshots an earlier purge removed that are not re-indexed yet (sha → reason).
 
     The record survives a purge killed after it deleted their manifests, so the
-    re-index commands are never lost; an entry ends when its manifest exists again.
+    re-index commands are never lost; an entry ends when its manifest exists again
+    (on the shared store: when ``indexed``, the commits the server holds, names it).
     """
     try:
         raw = json.loads(_state_path(ws).read_text(encoding="utf-8"))
@@ -182,6 +184,8 @@ def pending_stale(ws: Workspace) -> dict[str, str]:
         pending = {str(e["commitSha"]): str(e["reason"]) for e in entries}
     except (OSError, ValueError, KeyError, TypeError):
         return {}
+    if indexed is not None:
+        return {sha: why for sha, why in pending.items() if sha not in indexed}
     return {sha: why for sha, why in pending.items() if not ws.manifest_path(sha).exists()}
 
 

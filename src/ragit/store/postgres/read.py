@@ -333,6 +333,52 @@ class PgReader:
             chunk_ids=ids,
         )
 
+    def snapshots(self, repository_id: str) -> list[Snapshot]:
+        """Every published snapshot of ``repository_id`` with its manifest and chunk ids, by
+        commit (one statement: one MVCC snapshot; what a security purge judges)."""
+        rows = self._rows(
+            "SELECT s.snapshot_id, s.commit_sha, n.namespace, n.namespace_id, n.dimensions, "
+            "s.manifest, ARRAY(SELECT c.chunk_id FROM ragit_snapshot_chunks c "
+            'WHERE c.snapshot_id = s.snapshot_id ORDER BY c.chunk_id COLLATE "C") '
+            "FROM ragit_snapshots s JOIN ragit_namespaces n USING (namespace_id) "
+            "WHERE s.repository_id = %s ORDER BY s.commit_sha",
+            (repository_id,),
+        )
+        return [
+            Snapshot(
+                snapshot_id=int(row[0]),
+                repository_id=repository_id,
+                commit_sha=str(row[1]),
+                namespace=str(row[2]),
+                namespace_id=int(row[3]),
+                dimensions=int(row[4]),
+                manifest=str(row[5]).encode("utf-8"),
+                chunk_ids=tuple(str(cid) for cid in row[6]),
+            )
+            for row in rows
+        ]
+
+    def chunk_texts(self, namespace_id: int, chunk_ids: Iterable[str]) -> dict[str, dict[str, str]]:
+        """Every stored string of the chunks ``chunk_ids`` of a namespace (``text``,
+        ``searchEn``, ``searchCjk``, ``sectionTitle``, ``headingPath``), by id: what a
+        security audit or purge scans for secrets. One statement per 1,000 ids."""
+        wanted = sorted(set(chunk_ids))
+        out: dict[str, dict[str, str]] = {}
+        for start in range(0, len(wanted), 1000):
+            for row in self._rows(
+                "SELECT chunk_id, text, search_en, search_cjk, section_title, heading_path "
+                "FROM ragit_chunks WHERE namespace_id = %s AND chunk_id = ANY(%s::text[])",
+                (namespace_id, wanted[start : start + 1000]),
+            ):
+                out[str(row[0])] = {
+                    "text": str(row[1]),
+                    "searchEn": str(row[2]),
+                    "searchCjk": str(row[3]),
+                    "sectionTitle": str(row[4]),
+                    "headingPath": str(row[5]),
+                }
+        return out
+
     def published(self, repository_id: str) -> list[Published]:
         """Every snapshot of ``repository_id`` with its embedding namespace, oldest
         publication first (no manifest, no chunk ids: one row per commit). One statement."""
@@ -366,6 +412,16 @@ class PgReader:
             (namespace, wanted),
         )
         return {str(r[0]) for r in rows}
+
+    def orphan_chunks(self, snapshot_ids: Sequence[int]) -> dict[int, list[str]]:
+        """:func:`orphan_chunks` over this reader's connection (a purge's plan)."""
+        with translated(writer=False):
+            return orphan_chunks(self.connection, snapshot_ids)
+
+    def cited_elsewhere(self, repository_id: str, chunks: Mapping[int, Iterable[str]]) -> int:
+        """:func:`cited_elsewhere` over this reader's connection (a purge's plan)."""
+        with translated(writer=False):
+            return cited_elsewhere(self.connection, repository_id, chunks)
 
     def unstored(self, repository_id: str) -> dict[str, list[str]]:
         """The chunk ids each snapshot of ``repository_id`` names that its namespace does not
@@ -578,6 +634,63 @@ class SnapshotReader:
 
     def close(self) -> None:
         """Nothing to release (the :class:`PgReader` owns the connection)."""
+
+
+# ---------------------------------------------------------------------- security purge
+
+
+def orphan_chunks(
+    conn: psycopg.Connection[Any], snapshot_ids: Sequence[int]
+) -> dict[int, list[str]]:
+    """The chunks the snapshots ``snapshot_ids`` cite that no other snapshot, of any
+    repository, cites in the same embedding namespace: what deleting those snapshots leaves
+    unused (namespace id → chunk ids, sorted). One read-only statement (a dry run's plan;
+    inside :meth:`ragit.store.postgres.write.PgPurge.purge`'s transaction, what it deletes)."""
+    ids = sorted(set(snapshot_ids))
+    if not ids:
+        return {}
+    # ragit_snapshot_chunks has no index by chunk id: the citations of the candidates are
+    # found by one scan of it (a hash semi-join), not one lookup per candidate.
+    rows = conn.execute(
+        "WITH doomed AS (SELECT snapshot_id, namespace_id FROM ragit_snapshots "
+        "WHERE snapshot_id = ANY(%s::bigint[])), "
+        "cand AS (SELECT DISTINCT d.namespace_id, c.chunk_id FROM ragit_snapshot_chunks c "
+        "JOIN doomed d USING (snapshot_id)), "
+        "kept AS (SELECT DISTINCT s.namespace_id, c.chunk_id FROM ragit_snapshot_chunks c "
+        "JOIN ragit_snapshots s USING (snapshot_id) "
+        "WHERE s.snapshot_id <> ALL(%s::bigint[]) AND c.chunk_id IN (SELECT chunk_id FROM cand)) "
+        "SELECT cand.namespace_id, cand.chunk_id FROM cand "
+        "WHERE NOT EXISTS (SELECT 1 FROM kept k "
+        "WHERE k.namespace_id = cand.namespace_id AND k.chunk_id = cand.chunk_id) "
+        "AND EXISTS (SELECT 1 FROM ragit_chunks x "
+        "WHERE x.namespace_id = cand.namespace_id AND x.chunk_id = cand.chunk_id) "
+        'ORDER BY cand.namespace_id, cand.chunk_id COLLATE "C"',
+        (ids, ids),
+    ).fetchall()
+    out: dict[int, list[str]] = {}
+    for namespace_id, chunk_id in rows:
+        out.setdefault(int(namespace_id), []).append(str(chunk_id))
+    return out
+
+
+def cited_elsewhere(
+    conn: psycopg.Connection[Any], repository_id: str, chunks: Mapping[int, Iterable[str]]
+) -> int:
+    """How many of ``chunks`` (namespace id → chunk ids) a snapshot of another repository
+    cites: a purge of ``repository_id`` keeps them (that repository must purge its own). One
+    read-only statement."""
+    pairs = sorted({(ns, str(cid)) for ns, ids in chunks.items() for cid in ids})
+    if not pairs:
+        return 0
+    row = conn.execute(
+        "SELECT count(DISTINCT (b.namespace_id, b.chunk_id)) "
+        "FROM unnest(%s::int[], %s::text[]) AS b(namespace_id, chunk_id) "
+        "JOIN ragit_snapshot_chunks c ON c.chunk_id = b.chunk_id "
+        "JOIN ragit_snapshots s ON s.snapshot_id = c.snapshot_id "
+        "AND s.namespace_id = b.namespace_id WHERE s.repository_id <> %s",
+        ([ns for ns, _ in pairs], [cid for _, cid in pairs], repository_id),
+    ).fetchone()
+    return int(row[0]) if row else 0
 
 
 # ---------------------------------------------------------------------- health (doctor, status)

@@ -20,8 +20,9 @@ heading_path, token_count, len_en, len_cjk, embedding)``
 ``ragit_chunk_terms(namespace_id, field, term, chunk_id, tf)``
     Keyword postings: how often each term occurs in each chunk, per field (0 = ``en``,
     1 = ``cjk``). BM25's statistics are computed from these per snapshot at query time.
-    Written only by the transaction that inserts the chunk (no foreign key since
-    version 2: checking it per row dominated bulk loads).
+    Written only by the transaction that inserts the chunk, deleted only by the security
+    purge that deletes it (no foreign key since version 2: checking it per row dominated
+    bulk loads).
 ``ragit_snapshots(snapshot_id, repository_id, commit_sha, namespace_id, manifest,
 chunk_count, published_at)``
     A commit of a repository bound to its manifest (the exact bytes of
