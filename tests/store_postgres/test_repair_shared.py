@@ -109,6 +109,15 @@ def test_drift_and_repair_name_an_unreachable_server(database: str, tmp_path: Pa
         assert got["error"]["code"] == "SNAPSHOT_STORE_UNAVAILABLE"
         assert got["error"]["details"]["resolvedSha"] == head
         assert "nobody" not in got["error"]["message"]  # the URL is masked
+    # Bad input is its typed error before the server is reached (contract: validation before
+    # any store access).
+    for argv, code in (
+        (["drift", "--scope", "everything"], "INPUT_INVALID"),
+        (["repair", "--scope", "everything"], "INPUT_INVALID"),
+        (["log", "nosuch..HEAD"], "SNAPSHOT_REF_INVALID"),
+    ):
+        got = _cli(a, gone, *argv, check=False)
+        assert got["ok"] is False and got["error"]["code"] == code, got
     assert not (a / ".ragit" / "store").exists()
 
 

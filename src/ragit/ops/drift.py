@@ -251,14 +251,24 @@ def evaluate(ws: Workspace, req: DriftRequest, shared: SharedStore | None = None
     """
     from ragit.ops.status import shared_for
 
+    check_request(req)  # bad input is its typed error before any store is reached
     with shared_for(ws, shared) as reached:
         return _evaluate(ws, req, reached)
 
 
-def _evaluate(ws: Workspace, req: DriftRequest, shared: SharedStore | None) -> dict[str, Any]:
+def check_request(req: DriftRequest) -> str | None:
+    """The request's ``path`` glob, validated with its ``scope`` (reads nothing).
+
+    Raises:
+        InputInvalid: a bad ``scope`` or ``path``.
+    """
     if req.scope not in SCOPES:
         raise InputInvalid("scope", f"must be one of {', '.join(SCOPES)}")
-    glob_text = validate_repo_glob(req.path, "path") if req.path is not None else None
+    return validate_repo_glob(req.path, "path") if req.path is not None else None
+
+
+def _evaluate(ws: Workspace, req: DriftRequest, shared: SharedStore | None) -> dict[str, Any]:
+    glob_text = check_request(req)
     glob = GlobSet([glob_text], field="path") if glob_text else None
     git = GitRepo(ws.root)
     head = git.head().sha

@@ -531,6 +531,9 @@ def run_log(ws: Workspace, req: LogRequest, shared: SharedStore | None = None) -
     """
     from ragit.ops.status import shared_for
 
+    # Bad input is its typed error before any store is reached.
+    validate_filters(req.doc_type, req.path)
+    resolve_range(GitRepo(ws.root), req.rev_range)
     with shared_for(ws, shared) as reached:
         return _run_log(ws, req, reached)
 

@@ -165,10 +165,14 @@ def plan_repair(
         InputInvalid: a bad ``--scope`` or a ``--path`` glob outside the repository.
         SnapshotStoreUnavailable: the shared store cannot be read.
     """
+    from ragit.ops.drift import DriftRequest, check_request
     from ragit.ops.status import shared_for
 
+    filters = filters or RepairFilters()
+    # Bad input is its typed error before any store is reached.
+    check_request(DriftRequest(scope=filters.scope, path=filters.path))
     with shared_for(ws) as shared:
-        return _plan(ws, requested, filters or RepairFilters(), shared)
+        return _plan(ws, requested, filters, shared)
 
 
 def _plan(
