@@ -14,7 +14,6 @@ is left as it is and named with its recovery.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import signal
@@ -32,7 +31,7 @@ from psycopg.conninfo import make_conninfo
 sys.path.insert(0, str(Path(__file__).parents[1] / "mcp"))
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _answers import answers
+from _answers import answers, cli, ok
 from _mcp_helpers import RAGIT, git, hermetic_env, make_repo, run, tree_state
 from test_roles import roles  # noqa: F401 - the fixture
 from test_team_workflow import NEW_DOC
@@ -67,19 +66,11 @@ def _env(tmp_path: Path, database: str) -> dict[str, str]:
 
 
 def _cli(root: Path, env: dict[str, str], *args: str) -> tuple[int, dict[str, Any], str]:
-    proc = run([RAGIT, *args, "--format", "json"], cwd=root, env=env, check=False)
-    envelope: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
-    output = proc.stdout + proc.stderr
-    assert SECRET not in output
-    assert "Traceback" not in proc.stderr, proc.stderr
-    return proc.returncode, envelope, output
+    return cli(root, env, *args, secret=SECRET)
 
 
 def _ok(root: Path, env: dict[str, str], *args: str) -> dict[str, Any]:
-    code, envelope, out = _cli(root, env, *args)
-    assert code == 0 and envelope["ok"] is True, out
-    data: dict[str, Any] = envelope["data"]
-    return data
+    return ok(root, env, *args, secret=SECRET)
 
 
 def _answers(root: Path, env: dict[str, str], sha: str) -> dict[str, Any]:

@@ -8,7 +8,6 @@ with a typed error that names the role and what it lacks, with no traceback and 
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from collections.abc import Iterator
@@ -21,8 +20,8 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "mcp"))
 
-from _answers import GOAL, QUESTIONS, answers
-from _mcp_helpers import RAGIT, McpServer, git, hermetic_env, make_repo, run
+from _answers import GOAL, QUESTIONS, answers, cli, ok
+from _mcp_helpers import McpServer, git, hermetic_env, make_repo, run
 
 SECRET = "pw-5ecret-roles-62"
 ROLES = ("ragit_owner", "ragit_ci", "ragit_reader")
@@ -63,19 +62,11 @@ def roles(database: str) -> Iterator[dict[str, str]]:
 
 
 def _cli(root: Path, env: dict[str, str], *args: str) -> tuple[int, dict[str, Any], str]:
-    proc = run([RAGIT, *args, "--format", "json"], cwd=root, env=env, check=False)
-    envelope: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
-    output = proc.stdout + proc.stderr
-    assert SECRET not in output
-    assert "Traceback" not in proc.stderr, proc.stderr
-    return proc.returncode, envelope, output
+    return cli(root, env, *args, secret=SECRET)
 
 
 def _ok(root: Path, env: dict[str, str], *args: str) -> dict[str, Any]:
-    code, envelope, out = _cli(root, env, *args)
-    assert code == 0 and envelope["ok"] is True, out
-    data: dict[str, Any] = envelope["data"]
-    return data
+    return ok(root, env, *args, secret=SECRET)
 
 
 def _answers(root: Path, env: dict[str, str], sha: str) -> dict[str, Any]:

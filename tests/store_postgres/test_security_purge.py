@@ -26,7 +26,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parents[1] / "mcp"))
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _mcp_helpers import RAGIT, git, hermetic_env, make_repo, run, tree_state
+from _answers import answers, cli, ok
+from _mcp_helpers import RAGIT, git, hermetic_env, make_repo, tree_state
 from test_roles import roles  # noqa: F401 - the fixture of docs/team.md's roles
 
 from ragit.store.postgres.migrate import migrate
@@ -35,7 +36,6 @@ LEAKY_DOC = "docs/runbooks/ci-tokens.md"
 TOKEN = "ghp_RagitFixtureFAKEclassic0000000000003"
 QUESTIONS = ["runbook index operations handbook", "github token ci", "database access"]
 GOAL = "rotate the ci tokens"
-KEEP = ("snapshotSha", "hits", "evidence", "usedTokens", "selectedHits", "selection")
 _TABLES = (
     "ragit_namespaces",
     "ragit_chunks",
@@ -57,28 +57,16 @@ def _env(tmp_path: Path, url: str | None = None) -> dict[str, str]:
 
 
 def _cli(root: Path, env: dict[str, str], *args: str) -> tuple[int, dict[str, Any], str]:
-    proc = run([RAGIT, *args, "--format", "json"], cwd=root, env=env, check=False)
-    envelope: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert "Traceback" not in proc.stderr, proc.stderr
-    return proc.returncode, envelope, proc.stdout + proc.stderr
+    return cli(root, env, *args)
 
 
 def _ok(root: Path, env: dict[str, str], *args: str) -> dict[str, Any]:
-    code, envelope, out = _cli(root, env, *args)
-    assert code == 0 and envelope["ok"] is True, out
-    data: dict[str, Any] = envelope["data"]
-    return data
+    return ok(root, env, *args)
 
 
 def _answers(root: Path, env: dict[str, str], sha: str) -> dict[str, Any]:
     """Hits (ids, scores, texts, citations) and a context pack's selection at ``sha``."""
-    out: dict[str, Any] = {}
-    for question in QUESTIONS:
-        data = _ok(root, env, "query", question, "--at", sha, "--top-k", "5", "--explain")
-        out[question] = {k: data[k] for k in KEEP if k in data}
-    data = _ok(root, env, "context", "pack", GOAL, "--at", sha)
-    out[GOAL] = {k: data[k] for k in KEEP if k in data}
-    return out
+    return answers(_ok, root, env, sha, QUESTIONS, GOAL)
 
 
 def _repo(base: Path, env: dict[str, str], repository: str) -> tuple[Path, str, str]:
