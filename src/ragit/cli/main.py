@@ -82,7 +82,7 @@ def _build_command(spec: CommandSpec) -> click.Command:
                 ["--view", "view"],
                 default=None,
                 metavar="minimal|default|full",
-                help="Projection of each hit (default: default).",
+                help=f"{spec.view_description} Default: default.",
             )
         )
     if spec.input_model:

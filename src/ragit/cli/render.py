@@ -10,26 +10,15 @@ text|both``; the JSON envelope is built elsewhere and never changes with it.
 from __future__ import annotations
 
 import difflib
-import os
 import sys
 from collections.abc import Iterable, Mapping
 from typing import IO, Any
 
 from ragit.contract.command_spec import CommandSpec
 from ragit.contract.errors import RagitError
+from ragit.contract.terminal import colour_enabled
 
 _CODES = {"red": "31", "yellow": "33", "green": "32", "bold": "1", "dim": "2"}
-
-
-def colour_enabled(stream: IO[str] | None = None) -> bool:
-    """Colour only on a terminal, and never with ``NO_COLOR`` set to anything non-empty."""
-    if os.environ.get("NO_COLOR"):
-        return False
-    target = stream if stream is not None else sys.stdout
-    try:
-        return bool(target.isatty())
-    except (AttributeError, ValueError):
-        return False
 
 
 def paint(text: str, colour: str, stream: IO[str] | None = None) -> str:
@@ -50,6 +39,22 @@ def value(v: Any) -> str:
     if isinstance(v, (list, tuple)):
         return ", ".join(value(x) for x in v) or "-"
     return str(v)
+
+
+def human_time(iso: str | None) -> str:
+    """An ISO-8601 instant as a person reads it: ``2026-12-03 18:14 UTC`` (or ``+09:00``)."""
+    from datetime import datetime
+
+    if not iso:
+        return "-"
+    try:
+        moment = datetime.fromisoformat(iso.replace("Z", "+00:00"))
+    except ValueError:
+        return iso
+    offset = moment.utcoffset()
+    if offset is None or not offset:
+        return moment.strftime("%Y-%m-%d %H:%M UTC")
+    return moment.strftime("%Y-%m-%d %H:%M ") + moment.isoformat()[-6:]
 
 
 def nearest(word: str, choices: Iterable[str], n: int = 1) -> list[str]:

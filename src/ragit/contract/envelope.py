@@ -16,6 +16,7 @@ from typing import IO, Any
 
 from ragit import __version__
 from ragit.contract.errors import RagitError
+from ragit.contract.terminal import colour_enabled, json_safe, printable
 
 FORMATS = ("text", "json", "both")
 FORMAT_ALIASES = {"markdown": "text", "table": "text"}
@@ -67,13 +68,13 @@ def envelope(
 
 
 def dumps_compact(value: Any) -> str:
-    """One-line JSON with non-ASCII kept readable."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    """One-line JSON with non-ASCII kept readable (and terminal controls escaped)."""
+    return json_safe(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
 
 
 def _dumps_for(stream: IO[str], value: Any) -> str:
     if stream.isatty():
-        return json.dumps(value, ensure_ascii=False, indent=2)
+        return json_safe(json.dumps(value, ensure_ascii=False, indent=2))
     return dumps_compact(value)
 
 
@@ -83,15 +84,21 @@ def emit_success(
     render_text: Callable[[], str],
     *,
     stdout: IO[str] | None = None,
+    pager: Callable[[str], bool] | None = None,
 ) -> None:
-    """Write a successful result in the requested format (all on stdout)."""
+    """Write a successful result in the requested format (all on stdout).
+
+    ``pager``: for ``text`` only, shows the text instead of writing it (True when it did).
+    """
     out = stdout or sys.stdout
     if fmt == "json":
         out.write(_dumps_for(out, env) + "\n")
         return
-    text = render_text()
+    text = printable(render_text(), keep_colour=colour_enabled(out))
     if text and not text.endswith("\n"):
         text += "\n"
+    if fmt == "text" and pager is not None and pager(text):
+        return
     out.write(text)
     if fmt == "both":
         out.write("---\n")
@@ -124,6 +131,7 @@ def emit_failure(
     out = stdout or sys.stdout
     err = stderr or sys.stderr
     if fmt in ("text", "both"):
-        err.write(human if human is not None else render_failure_text(error))
+        shown = human if human is not None else render_failure_text(error)
+        err.write(printable(shown, keep_colour=colour_enabled(err)))
     if fmt in ("json", "both"):
         out.write((_dumps_for(out, env) if fmt == "json" else dumps_compact(env)) + "\n")
