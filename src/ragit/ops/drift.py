@@ -348,6 +348,7 @@ def _evaluate(ws: Workspace, req: DriftRequest, shared: SharedStore | None) -> d
         "view": req.view,
         "baseline": baseline,
         "items": masked,
+        "omitted": len(chosen) - len(limited),
         "redactionSummary": redaction.dump(),
         "warnings": warnings,
     }

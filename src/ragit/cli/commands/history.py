@@ -230,30 +230,94 @@ def run_drift(inv: Invocation) -> Outcome:
     return Outcome(data=data, text=lambda: render_drift(data), warnings=list(data["warnings"]))
 
 
-def render_drift(data: dict[str, Any]) -> str:
-    """Text of `ragit drift`: the overall status, then one line (or block) per item."""
-    counts = data["counts"]
-    base = data["baseline"]
+_STATUS_COLOUR = {"stale": "red", "suspect": "yellow", "fresh": "green"}
+_ITEM_LABEL = {
+    "baseline": "snapshot",
+    "document": "document",
+    "memoryArtifact": "memory",
+    "harnessSuite": "suite",
+}
+
+
+# What each reason code means, in a few words (the codes stay in JSON and --view full).
+_REASONS = {
+    "no_baseline": "nothing indexed at or before HEAD",
+    "missing_manifest_anchor": "HEAD has no snapshot of its own",
+    "tracked_path_changed": "changed or removed since the snapshot",
+    "missing_binding": "bound to no snapshot",
+    "binding_local_only": "bound only in this clone",
+    "related_path_changed": "a related file changed",
+    "related_path_missing": "a related file is gone",
+    "source_head_behind": "made on an older commit",
+    "bound_head_behind": "bound to an older commit",
+    "failure_evidence_present": "a failure was recorded",
+    "dependency_stale": "depends on a stale document",
+}
+
+
+def _drift_where(base: dict[str, Any]) -> str:
+    head = str(base["headSha"] or "")[:7] or "(no commit)"
     snap = base["snapshotSha"]
-    lines = [
-        f"drift: {data['overallStatus']} (fresh={counts['fresh']} suspect={counts['suspect']} "
-        f"stale={counts['stale']})",
-        f"baseline: head {str(base['headSha'])[:7]} snapshot {snap[:7] if snap else '-'}",
-    ]
-    for item in data["items"]:
-        reasons = ",".join(item["reasonCodes"]) or "-"
-        lines.append(f"{item['status']:<7} {item['itemType']:<14} {item['title']} [{reasons}]")
-        if data["view"] == "minimal":
-            continue
-        for action in item.get("recommendedActions", []):
-            lines.append(f"        -> {action}")
-        if data["view"] == "full":
-            lines.append(f"        id: {item['id']}")
-            if item.get("affectedPaths"):
-                lines.append(f"        paths: {', '.join(item['affectedPaths'])}")
+    if snap is None:
+        return f"HEAD {head}, no snapshot"
+    if snap == base["headSha"]:
+        return f"HEAD {head}, its own snapshot"
+    return f"HEAD {head}, snapshot {snap[:7]}"
+
+
+def render_drift(data: dict[str, Any]) -> str:
+    """Text of `ragit drift`, as `git status`: only what is suspect or stale, then the
+    commands that fix it; one all-clear line when nothing is (``--format json`` lists
+    every item, fresh ones included)."""
+    counts = data["counts"]
+    where = _drift_where(data["baseline"])
+    flagged = [i for i in data["items"] if i["status"] != "fresh"]
+    total_flagged = counts["stale"] + counts["suspect"]
+    lines: list[str] = []
+    if total_flagged == 0:
+        items = counts["fresh"]
+        lines.append(
+            f"{paint('fresh', 'green')}: nothing suspect or stale "
+            f"({_count(items, 'item')} checked; {where})"
+        )
+    else:
+        parts = [f"{counts[s]} {s}" for s in ("stale", "suspect", "fresh") if counts[s]]
+        overall = data["overallStatus"]
+        lines.append(f"{paint(overall, _STATUS_COLOUR[overall])}: {', '.join(parts)} ({where})")
+        lines.append("")
+        width = max(
+            (len(_ITEM_LABEL.get(i["itemType"], i["itemType"])) for i in flagged), default=0
+        )
+        actions: list[str] = []
+        for item in flagged:
+            status = paint(f"{item['status']:<7}", _STATUS_COLOUR[item["status"]])
+            label = _ITEM_LABEL.get(item["itemType"], item["itemType"])
+            reasons = ", ".join(_REASONS.get(code, code) for code in item["reasonCodes"])
+            title = "" if item["itemType"] == "baseline" else f"{item['title']}  "
+            lines.append(f"  {status} {label:<{width}}  {title}({reasons})")
+            if data["view"] == "full":
+                lines.append(f"          reasons: {', '.join(item['reasonCodes'])}")
+                lines.append(f"          id: {item['id']}")
+                if item.get("affectedPaths"):
+                    lines.append(f"          paths: {', '.join(item['affectedPaths'])}")
+                for action in item.get("recommendedActions", []):
+                    lines.append(f"          -> {action}")
+            for action in item.get("recommendedActions", []):
+                if action not in actions:
+                    actions.append(action)
+        more = total_flagged - len(flagged)
+        if more > 0:
+            lines.append(f"  … {more} more (ragit drift -n {total_flagged} lists them)")
+        if actions and data["view"] != "minimal":
+            lines.append("")
+            lines += [f"{paint('next:', 'bold')} {action}" for action in actions]
     for warning in data["warnings"]:
-        lines.append(f"warning: {warning}")
+        lines.append(f"{paint('warning:', 'yellow')} {warning}")
     return "\n".join(lines)
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 def run_narrative(inv: Invocation) -> Outcome:
