@@ -139,6 +139,8 @@ def _input_line(error: RagitError, spec: CommandSpec, params: Mapping[str, Any])
     given = _raw(params, kind, field)
     if given is None or params.get("input") is not None:
         return None
+    if getattr(kind, "variadic", False):  # the reason names the one value that is wrong
+        return f"error: invalid value for '{flag}': {reason}{_see(spec)}"
     expected = _expected(kind, field, reason, given)
     return f"error: invalid value '{given}' for '{flag}': {expected}{_see(spec)}"
 
