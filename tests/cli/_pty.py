@@ -89,3 +89,46 @@ def git(repo: Path, *args: str) -> str:
     return subprocess.run(
         ["git", *args], cwd=repo, capture_output=True, text=True, check=True
     ).stdout
+
+
+class Session:
+    """An interactive program on a pseudo-terminal: send keys, wait for what it shows."""
+
+    def __init__(
+        self, argv: Sequence[str], cwd: Path, env: dict[str, str], columns: int = 120
+    ) -> None:
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:  # pragma: no cover - the child process
+            os.chdir(cwd)
+            os.execvpe(argv[0], list(argv), env)
+        fcntl.ioctl(self.fd, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
+        self.seen = ""
+
+    def send(self, keys: str) -> None:
+        os.write(self.fd, keys.encode())
+
+    def expect(self, *needles: str, timeout: float = 60.0) -> str:
+        """Read until every needle has appeared since the last call; what was read."""
+        start = len(self.seen)
+        deadline = time.monotonic() + timeout
+        while not all(n in plain(self.seen[start:]) for n in needles):
+            left = deadline - time.monotonic()
+            ready, _, _ = select.select([self.fd], [], [], max(0.0, left))
+            if not ready:
+                raise AssertionError(f"never saw {needles!r}; saw {self.seen[start:]!r}")
+            try:
+                chunk = os.read(self.fd, 65536)
+            except OSError as exc:
+                raise AssertionError(f"the session ended; saw {self.seen[start:]!r}") from exc
+            self.seen += chunk.decode("utf-8", "replace")
+        return self.seen[start:]
+
+    def close(self) -> None:
+        import signal
+
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        os.waitpid(self.pid, 0)
+        os.close(self.fd)

@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from ragit import __version__
-from ragit.contract.command_spec import FORMATS, GROUP_HELP, CommandSpec
+from ragit.contract.command_spec import FORMATS, GROUP_HELP, VIEWS, CommandSpec, Option
 from ragit.contract.registry import COMMANDS, by_path
 
 _HELP = """RAGit — commit-bound retrieval memory for AI coding agents.
@@ -28,14 +28,33 @@ commands with `--dry-run` first.
 """
 
 
+def _option_completer(opt: Option) -> Any:
+    """What shell completion offers for an option's value (ragit.cli.complete)."""
+    from ragit.cli import complete
+
+    if opt.enum:
+        return complete.values(opt.enum)
+    if opt.completions:
+        return complete.values(opt.completions)
+    if opt.type == "path":
+        return complete.paths
+    return None
+
+
 def _build_command(spec: CommandSpec) -> click.Command:
+    from ragit.cli import complete
+
     params: list[click.Parameter] = []
     for arg in spec.arguments:
+        completer = complete.ARGUMENTS.get(f"{spec.path} {arg.name}")
+        if completer is None and arg.type == "path":
+            completer = complete.paths
         params.append(
             click.Argument(
                 [arg.name],
                 required=arg.required and not spec.input_model,
                 nargs=-1 if arg.variadic or arg.joins_words else 1,
+                shell_complete=completer,
             )
         )
     for opt in spec.options:
@@ -61,6 +80,7 @@ def _build_command(spec: CommandSpec) -> click.Command:
                     + (f" One of: {', '.join(opt.enum)}." if opt.enum else "")
                     + (f" Default: {opt.default}." if opt.default not in (None, False) else ""),
                     metavar=opt.type.upper() if opt.type != "enum" else "|".join(opt.enum or ()),
+                    shell_complete=_option_completer(opt),
                 )
             )
     fmt_decls = ["--format", *spec.extra_format_aliases]
@@ -70,6 +90,7 @@ def _build_command(spec: CommandSpec) -> click.Command:
             default=None,
             show_default=False,
             metavar="text|json|both",
+            shell_complete=complete.values(FORMATS),
             help=(
                 f"Output format (default: text at a terminal, {spec.default_format} in a pipe; "
                 "RAGIT_FORMAT or output.format change it)."
@@ -82,6 +103,7 @@ def _build_command(spec: CommandSpec) -> click.Command:
                 ["--view", "view"],
                 default=None,
                 metavar="minimal|default|full",
+                shell_complete=complete.values(VIEWS),
                 help=f"{spec.view_description} Default: default.",
             )
         )
@@ -91,6 +113,7 @@ def _build_command(spec: CommandSpec) -> click.Command:
                 ["--input", "input"],
                 default=None,
                 metavar="PATH|-",
+                shell_complete=complete.paths,
                 help="Read the request as a JSON object from a repo file or stdin (-).",
             )
         )
@@ -129,6 +152,7 @@ def _build_command(spec: CommandSpec) -> click.Command:
                 ["--cwd", "cwd"],
                 default=None,
                 metavar="PATH",
+                shell_complete=complete.paths,
                 help="Run in this repository (any directory inside it).",
             )
         )

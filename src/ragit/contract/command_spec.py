@@ -111,6 +111,8 @@ class Option:
     input_key: str | None = None
     maximum: int | None = None
     aliases: tuple[str, ...] = ()
+    # Values shell completion offers for a non-enum option (e.g. doc types and aliases).
+    completions: tuple[str, ...] = ()
 
     @property
     def dest(self) -> str:

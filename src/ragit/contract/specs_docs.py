@@ -9,7 +9,13 @@ _TYPES = "adr, prd, srs, spec, plan, ddd, glossary, pbd (aliases such as decisio
 
 
 def _type_option(description: str, *, required: bool = False) -> Option:
-    return Option("--type", "string", f"{description} One of {_TYPES}.", required=required)
+    return Option(
+        "--type",
+        "string",
+        f"{description} One of {_TYPES}.",
+        required=required,
+        completions=("adr", "prd", "srs", "spec", "plan", "ddd", "glossary", "pbd"),
+    )
 
 
 DOC_COMMANDS: tuple[CommandSpec, ...] = (
