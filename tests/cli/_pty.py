@@ -124,11 +124,10 @@ class Session:
         return self.seen[start:]
 
     def close(self) -> None:
+        import contextlib
         import signal
 
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(self.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         os.waitpid(self.pid, 0)
         os.close(self.fd)

@@ -34,7 +34,7 @@ def _protocol(shell: str, words: str, cword: int, cwd: Path) -> list[str]:
     """What click's completion protocol answers (the shell scripts call exactly this)."""
     import subprocess
 
-    incomplete = words.split(" ")[-1]
+    incomplete = words.rsplit(" ", maxsplit=1)[-1]
     env = {
         **os.environ,
         "_RAGIT_COMPLETE": f"{shell}_complete",
@@ -42,7 +42,12 @@ def _protocol(shell: str, words: str, cword: int, cwd: Path) -> list[str]:
         "COMP_CWORD": incomplete if shell == "fish" else str(cword),
     }
     proc = subprocess.run(
-        [sys.executable, "-m", "ragit"], cwd=cwd, env=env, capture_output=True, text=True
+        [sys.executable, "-m", "ragit"],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert proc.returncode == 0, proc.stderr
     return proc.stdout.split()
@@ -77,13 +82,11 @@ def home(tmp_path: Path) -> Iterator[Path]:
     yield path
 
 
-def test_bash_completes_config_keys_and_option_values_at_a_terminal(
-    repo: Path, home: Path
-) -> None:
+def test_bash_completes_config_keys_and_option_values_at_a_terminal(repo: Path, home: Path) -> None:
     """Implementation choice: `ragit config set retr<TAB><TAB>` lists the retrieval keys."""
     shell = Session(["bash", "--norc", "--noprofile", "-i"], repo, {**_env(home), "PS1": "$ "})
     try:
-        shell.send('eval "$(ragit completion bash)"; echo RE''ADY\n')
+        shell.send('eval "$(ragit completion bash)"; echo READY\n')
         shell.expect("READY")
         shell.send("ragit config set retr\t")
         shell.expect("ieval.")  # the common prefix, completed in place

@@ -194,9 +194,9 @@ def build_cli() -> click.Group:
         for word in spec.words[:-1]:
             sub = group.commands.get(word)
             if sub is None:
-                sub = click.Group(
-                    word, help=GROUP_HELP.get(word, f"`{word}` commands."), no_args_is_help=True
-                )
+                text = GROUP_HELP.get(word, f"`{word}` commands.")
+                # short_help is the whole summary: listings wrap it instead of cutting it.
+                sub = click.Group(word, help=text, short_help=text, no_args_is_help=True)
                 group.add_command(sub)
             assert isinstance(sub, click.Group)
             group = sub
@@ -254,14 +254,79 @@ def _requested_format(argv: Sequence[str], spec: CommandSpec | None) -> str:
     return spec.default_format if spec else "text"
 
 
-def _usage_line(exc: click.UsageError, spec: CommandSpec | None) -> str:
+def _positionals(argv: Sequence[str], spec: CommandSpec) -> list[str]:
+    """The words of ``argv`` that are not options or option values."""
+    valued = {"--format", "--view", "--input", "--cwd", *spec.extra_format_aliases}
+    for opt in spec.options:
+        if opt.type != "boolean":
+            valued.update((opt.name, *opt.aliases))
+    words: list[str] = []
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg.startswith("-") and arg != "-":
+            skip = arg in valued
+        else:
+            words.append(arg)
+    return words
+
+
+def _extra_arguments(argv: Sequence[str], spec: CommandSpec | None) -> list[str] | None:
+    """The words click found no place for, when that is the error (else None)."""
+    if spec is None:
+        return None
+    words = _positionals(argv, spec)
+    taken = len(spec.words) + len(spec.arguments)
+    if any(arg.variadic or arg.joins_words for arg in spec.arguments):
+        return None
+    return words[taken:] or None
+
+
+def _glob_hint(argv: Sequence[str], spec: CommandSpec | None, extra: list[str]) -> str:
+    """What to type instead: the glob quoted (the same command, for a positional value).
+
+    The shell expanded an unquoted glob into the file names it matched; their common
+    directory gives the glob back (``text/0001.md text/0002.md`` → ``'text/**'``).
+    """
+    import os.path
+    import shlex
+
+    words = _positionals(argv, spec) if spec is not None else []
+    first = len(spec.words) + len(spec.arguments) - 1 if spec and spec.arguments else None
+    names = words[first:] if first is not None else extra
+    relative = all(n and not os.path.isabs(n) for n in names)
+    common = os.path.commonpath(names) if names and relative else ""
+    glob = f"{common}/**" if common and common not in names else "<glob>"
+    hint = "quote the glob so the shell does not expand it"
+    if first is None:
+        return f"{hint} ('{glob}', not {glob})" if glob != "<glob>" else hint
+    given = " ".join(shlex.quote(w) for w in words[:first])
+    return f"{hint}: ragit {given} '{glob}'"
+
+
+def _usage_line(exc: click.UsageError, spec: CommandSpec | None, argv: Sequence[str] = ()) -> str:
     """One line for a click usage error, in the user's own words, with where to look."""
     from ragit.cli.render import did_you_mean, paint
 
     message = exc.format_message().rstrip(".")
     ctx = exc.ctx
     command = ctx.command if ctx is not None else None
-    if isinstance(exc, click.NoSuchOption) and exc.possibilities:
+    extra = _extra_arguments(argv, spec) if message.startswith("Got unexpected extra") else None
+    missing = getattr(exc, "param", None) if isinstance(exc, click.MissingParameter) else None
+    if spec is not None and isinstance(missing, click.Argument):
+        from ragit.cli.render import usage_line
+
+        for arg in spec.arguments:
+            if arg.name == missing.name:
+                text = usage_line(spec, arg)
+                return text.replace("error:", paint("error:", "red", sys.stderr), 1) + "\n"
+    if extra is not None and len(extra) > 1:
+        message = (
+            f"{len(extra)} more arguments than `ragit {spec.path if spec else ''}` takes "
+            f"({extra[0]}, …): {_glob_hint(argv, spec, extra)}"
+        )
+    elif isinstance(exc, click.NoSuchOption) and exc.possibilities:
         message = f"no such option '{exc.option_name}'; did you mean '{exc.possibilities[0]}'?"
     elif isinstance(exc, click.NoSuchOption):
         message = f"no such option '{exc.option_name}'"
@@ -283,9 +348,13 @@ def _usage_failure(exc: click.UsageError, argv: Sequence[str]) -> int:
     fmt = _requested_format(argv, spec)
     param = getattr(exc, "param", None)
     field = getattr(param, "name", None) or "arguments"
-    error = InputInvalid(str(field), exc.format_message())
+    reason = exc.format_message()
+    extra = _extra_arguments(argv, spec) if reason.startswith("Got unexpected extra") else None
+    if extra is not None and len(extra) > 1:  # an unquoted glob: never a list of file names
+        reason = f"{len(extra)} unexpected extra arguments; {_glob_hint(argv, spec, extra)}"
+    error = InputInvalid(str(field), reason)
     env = envelope(spec.path if spec else "ragit", os.getcwd(), None, [], error)
-    human = _usage_line(exc, spec) if fmt in ("text", "both") else None
+    human = _usage_line(exc, spec, argv) if fmt in ("text", "both") else None
     emit_failure(fmt, env, error, human=human)
     return error.exit_code
 

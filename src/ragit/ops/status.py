@@ -281,6 +281,24 @@ def _dirty_candidates(ws: Workspace, dirty: dict[str, str]) -> list[str]:
     return sorted(path for path in dirty if surface.matches(path))
 
 
+_SHOWN_PATHS = 10
+
+
+def _worktree_changes(ws: Workspace, dirty: dict[str, str]) -> dict[str, Any]:
+    """What makes the worktree dirty: counts by state, the first paths, and the documents
+    among them that an ingest would read (the ones a commit must take before ingest)."""
+    counts = {state: 0 for state in ("modified", "staged", "deleted", "untracked")}
+    for state in dirty.values():
+        counts[state] = counts.get(state, 0) + 1
+    documents = _dirty_candidates(ws, dirty)
+    return {
+        **counts,
+        "paths": sorted(dirty)[:_SHOWN_PATHS],
+        "documents": documents[:_SHOWN_PATHS],
+        "documentCount": len(documents),
+    }
+
+
 def _store_problem(ws: Workspace) -> str | None:
     from ragit.store.meta import read_meta
 
@@ -344,6 +362,7 @@ def _repository_status(
         "head": head.sha,
         "detached": head.detached,
         "worktreeDirty": bool(dirty),
+        "worktreeChanges": _worktree_changes(ws, dirty),
         "snapshot": _snapshot_block(ws, git, dirty, shared),
         "manifests": len(list_manifest_shas(ws)),
     }
