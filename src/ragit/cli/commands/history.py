@@ -239,22 +239,6 @@ _ITEM_LABEL = {
 }
 
 
-# What each reason code means, in a few words (the codes stay in JSON and --view full).
-_REASONS = {
-    "no_baseline": "nothing indexed at or before HEAD",
-    "missing_manifest_anchor": "HEAD has no snapshot of its own",
-    "tracked_path_changed": "changed or removed since the snapshot",
-    "missing_binding": "bound to no snapshot",
-    "binding_local_only": "bound only in this clone",
-    "related_path_changed": "a related file changed",
-    "related_path_missing": "a related file is gone",
-    "source_head_behind": "made on an older commit",
-    "bound_head_behind": "bound to an older commit",
-    "failure_evidence_present": "a failure was recorded",
-    "dependency_stale": "depends on a stale document",
-}
-
-
 def _drift_where(base: dict[str, Any]) -> str:
     head = str(base["headSha"] or "")[:7] or "(no commit)"
     snap = base["snapshotSha"]
@@ -269,6 +253,8 @@ def render_drift(data: dict[str, Any]) -> str:
     """Text of `ragit drift`, as `git status`: only what is suspect or stale, then the
     commands that fix it; one all-clear line when nothing is (``--format json`` lists
     every item, fresh ones included)."""
+    from ragit.ops.drift import REASON_WORDS
+
     counts = data["counts"]
     where = _drift_where(data["baseline"])
     flagged = [i for i in data["items"] if i["status"] != "fresh"]
@@ -292,7 +278,7 @@ def render_drift(data: dict[str, Any]) -> str:
         for item in flagged:
             status = paint(f"{item['status']:<7}", _STATUS_COLOUR[item["status"]])
             label = _ITEM_LABEL.get(item["itemType"], item["itemType"])
-            reasons = ", ".join(_REASONS.get(code, code) for code in item["reasonCodes"])
+            reasons = ", ".join(REASON_WORDS.get(code, code) for code in item["reasonCodes"])
             title = "" if item["itemType"] == "baseline" else f"{item['title']}  "
             lines.append(f"  {status} {label:<{width}}  {title}({reasons})")
             if data["view"] == "full":
