@@ -187,7 +187,7 @@ def _refresh_recovery(invalid: list[str], doc_type: str | None) -> str:
 def run_validate(inv: Invocation) -> Outcome:
     """Handler for `ragit doc validate`: exit 1 on violations unless ``--exit-zero``."""
     from ragit.contract.errors import DocValidationFailed
-    from ragit.ops.doc_authority.engine import validate
+    from ragit.ops.doc_authority.validate import validate
 
     doc_type = _type(inv)
     if doc_type is not None and inv.params.get("all"):
