@@ -48,22 +48,6 @@ def value(v: Any) -> str:
     return str(v)
 
 
-def human_time(iso: str | None) -> str:
-    """An ISO-8601 instant as a person reads it: ``2026-12-03 18:14 UTC`` (or ``+09:00``)."""
-    from datetime import datetime
-
-    if not iso:
-        return "-"
-    try:
-        moment = datetime.fromisoformat(iso.replace("Z", "+00:00"))
-    except ValueError:
-        return iso
-    offset = moment.utcoffset()
-    if offset is None or not offset:
-        return moment.strftime("%Y-%m-%d %H:%M UTC")
-    return moment.strftime("%Y-%m-%d %H:%M ") + moment.isoformat()[-6:]
-
-
 def nearest(word: str, choices: Iterable[str], n: int = 1) -> list[str]:
     """The closest ``choices`` to ``word`` (difflib), best first."""
     return difflib.get_close_matches(word, list(choices), n=n, cutoff=0.6)

@@ -222,19 +222,6 @@ def _build_model(
     return masked
 
 
-def human_time(iso: str | None) -> str:
-    """An ISO-8601 instant as a reader says it: ``3 Dec 2026, 18:14 UTC`` (or ``+09:00``)."""
-    if not iso:
-        return ""
-    try:
-        moment = datetime.fromisoformat(iso.replace("Z", "+00:00"))
-    except ValueError:
-        return iso
-    offset = moment.utcoffset()
-    zone = "UTC" if not offset else moment.isoformat()[-6:]
-    return f"{moment.day} {moment.strftime('%b %Y, %H:%M')} {zone}"
-
-
 # What the Type column calls each kind of item (a document: its type, when it has one).
 ITEM_KINDS = {
     "baseline": "snapshot",
@@ -255,6 +242,8 @@ def render_html(model: dict[str, Any]) -> str:
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    from ragit.text.dates import human_time
+
     env.filters["when"] = human_time
     env.globals["kinds"] = ITEM_KINDS
     env.globals["reasons"] = REASON_WORDS

@@ -134,7 +134,7 @@ def _changed_lines(snap: dict[str, Any], names: str | None) -> list[str]:
 
 
 def _block(entry: dict[str, Any], view: str, names: str | None) -> list[str]:
-    from ragit.cli.render import human_time
+    from ragit.text.dates import human_time
 
     snap = entry["snapshot"]
     lines = [
