@@ -273,7 +273,7 @@ def _setup(run: _Run, steps: list[dict[str, Any]]) -> None:
             failed.judged = bool(step.get("judged"))
             raise failed from exc
         except SetupFailed as exc:
-            exc.judged = bool(step.get("judged"))
+            exc.judged = exc.judged or bool(step.get("judged"))
             raise
         run.prepare()
 
@@ -307,8 +307,8 @@ def _setup_step(run: _Run, step: dict[str, Any], kind: str, where: str) -> None:
         if "capture" in step:
             run.captures[step["capture"]] = _parse_captured(proc.stdout, where)
         created = run.store_dir_created(had_store, f"{where} `{shown}`")
-        if created is not None:
-            raise SetupFailed(created, _describe_proc(proc))
+        if created is not None:  # a rule of the backend broken in setup: judged
+            raise SetupFailed(created, _describe_proc(proc), judged=True)
     elif kind == "recover":
         _recover(run, step, where)
     elif kind == "write":
@@ -382,11 +382,13 @@ class SetupFailed(Exception):
     of what the case's rule promises, so its failure is a FAIL of that rule.
     """
 
-    def __init__(self, message: str, excerpt: str = "", *, words: str | None = None) -> None:
+    def __init__(
+        self, message: str, excerpt: str = "", *, words: str | None = None, judged: bool = False
+    ) -> None:
         super().__init__(message)
         self.excerpt = excerpt
         self.words = words
-        self.judged = False
+        self.judged = judged
 
 
 def _parse_captured(stdout: bytes, where: str) -> Any:

@@ -193,13 +193,22 @@ def _failures(judged: list[Judged], rules: dict[str, Rule], outcomes: tuple[str,
 
 
 def verdict(judged: list[Judged], stale: list[str], elapsed: float | None = None) -> str:
-    """``FAIL in 12.3 s: 3 pass, 6 fail, … (9 cases)``: the first line of every report."""
+    """``FAIL in 12.3 s: 3 pass, 6 fail, 0 error of 9 cases; 2 skip``: the first line of a report.
+
+    PASS, FAIL and ERROR are always counted; the other outcomes only when they occur.
+    """
     counts = Counter(item.outcome for item in judged)
     failing = sum(counts.get(name, 0) for name in BAD_OUTCOMES)
     word = "FAIL" if failing or stale else "OK"
     took = f" in {_duration(elapsed)}" if elapsed is not None else ""
-    parts = ", ".join(f"{counts.get(name, 0)} {name.lower()}" for name in OUTCOMES)
-    return f"{word}{took}: {parts} ({len(judged)} cases)"
+    main = ", ".join(f"{counts.get(name, 0)} {name.lower()}" for name in ("PASS", "FAIL", "ERROR"))
+    others = [
+        f"{counts[name]} {name.lower()}"
+        for name in OUTCOMES
+        if name not in ("PASS", "FAIL", "ERROR") and counts.get(name)
+    ]
+    rest = f"; {', '.join(others)}" if others else ""
+    return f"{word}{took}: {main} of {len(judged)} cases{rest}"
 
 
 def _duration(seconds: float) -> str:
@@ -219,10 +228,10 @@ def _head(
 ) -> list[str]:
     mcp = " ".join(impl.mcp) if impl.mcp else "(none: MCP cases skip)"
     return [
-        f"RAGit conformance {verdict(judged, stale, elapsed)}",
+        f"RAGit conformance: {verdict(judged, stale, elapsed)}",
         f"  level {level}, store backend {backend}",
-        f"  cli: {' '.join(impl.cli)}",
-        f"  mcp: {mcp}",
+        *_wrap(f"cli: {' '.join(impl.cli)}"),
+        *_wrap(f"mcp: {mcp}"),
         "",
         *_table(judged),
     ]
