@@ -155,7 +155,7 @@ class _Run:
         except KeyError:
             raise SetupFailed(
                 f"${{{token}}}: capture {name!r} has no {path!r}",
-                words=json.dumps(self.captures[name])[:300],
+                words=envelope_words(self.captures[name]),
             ) from None
 
     def _variable(self, found: re.Match[str]) -> str:
@@ -278,7 +278,7 @@ def _setup(run: _Run, steps: list[dict[str, Any]]) -> None:
         run.prepare()
 
 
-def _check_exit(run: _Run, step: dict[str, Any], shown: str, proc: ProcResult) -> None:
+def _check_exit(step: dict[str, Any], shown: str, proc: ProcResult) -> None:
     expected = step.get("expectExit", 0)
     if proc.exit != expected:
         raise SetupFailed(
@@ -303,7 +303,7 @@ def _setup_step(run: _Run, step: dict[str, Any], kind: str, where: str) -> None:
         else:
             proc = run.run_argv(step, argv)
         shown = " ".join(str(word) for word in argv)
-        _check_exit(run, step, f"{where} `{'git ' if kind == 'git' else ''}{shown}`", proc)
+        _check_exit(step, f"{where} `{'git ' if kind == 'git' else ''}{shown}`", proc)
         if "capture" in step:
             run.captures[step["capture"]] = _parse_captured(proc.stdout, where)
         created = run.store_dir_created(had_store, f"{where} `{shown}`")
@@ -364,12 +364,13 @@ def _recover(run: _Run, step: dict[str, Any], where: str) -> None:
     if not isinstance(command, str) or not command.strip():
         raise SetupFailed(
             f"{where}: capture {spec['capture']!r} has no recovery command at {path!r} "
-            f"(found {json.dumps(command)})"
+            f"(found {json.dumps(command)})",
+            words=envelope_words(run.captures.get(spec["capture"])),
         )
     env = run.step_env(step)
     env["PATH"] = f"{run.shim_dir()}{os.pathsep}{env.get('PATH', '')}"
     proc = run.proc(["sh", "-c", command], cwd=run.repo, env=env)
-    _check_exit(run, step, f"{where} recovery `{command}`", proc)
+    _check_exit(step, f"{where} recovery `{command}`", proc)
 
 
 _SETUP_KINDS = ("run", "git", "recover", "write", "delete", "truncate", "mkdir", "symlink", "env")

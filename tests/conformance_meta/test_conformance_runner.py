@@ -276,6 +276,7 @@ def test_recover_without_a_recovery_command_fails_a_judged_step(
         "setup[1]: capture 'broken' has no recovery command at 'error.recovery.command' "
         "(found null)"
     ]
+    assert result.detail["words"] == "STATE_BROKEN: the state is broken"
 
 
 def test_captured_values_reach_later_steps(
