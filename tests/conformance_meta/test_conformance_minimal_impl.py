@@ -78,3 +78,32 @@ def test_every_failure_of_a_minimal_implementation_is_a_rule_it_breaks(
             assert line in out.replace("\n      ", " ")
     assert out.startswith("RAGit conformance: FAIL in ")
     assert out.splitlines()[0].endswith(": 5 pass, 4 fail, 4 error of 13 cases")
+
+
+SPARSE = Path(__file__).with_name("sparse_ragit.py")
+SPARSE_EXPECTED = {
+    # plain setups reach the rule without the options an older implementation lacks
+    "query-head-not-indexed-names-nearest-ancestor": ("PASS", None),
+    "ingest-since-other-branch-not-ancestor": ("PASS", None),
+    "ingest-ollama-unreachable-provider-failed": ("PASS", None),
+    "init-does-not-set-output-format": ("PASS", None),
+    # the recovery its doctor prints needs `ingest --at`: a broken promise, judged
+    "doctor-truncated-manifest-recovery-fixes-it": ("FAIL", "error: unknown option '--at'"),
+    # the rule needs a reviewed artifact, which needs `session materialize`
+    "query-scope-durable-excludes-artifacts": ("ERROR", "error: unknown command 'session'"),
+}
+
+
+def test_an_implementation_without_optional_options_reaches_every_plain_setup(
+    tmp_path: Path,
+) -> None:
+    """Setups use only what their rule needs: lacking `ingest --at` or `config set` keys the
+    contract leaves open costs no case; lacking a needed command is an ERROR (suite rule)."""
+    report = tmp_path / "report.json"
+    runs = [arg for case_id in SPARSE_EXPECTED for arg in ("--run", case_id)]
+    impl = f"{sys.executable} {SPARSE}"
+    args = ["--impl", impl, *runs, "--no-expected-failures", "-j", "2", "--json", str(report)]
+    assert main(args) == 1
+    cases = json.loads(report.read_text(encoding="utf-8"))["cases"]
+    found = {case["id"]: (case["outcome"], case["detail"].get("words")) for case in cases}
+    assert found == SPARSE_EXPECTED
