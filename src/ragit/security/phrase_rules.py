@@ -16,6 +16,7 @@ are listed in docs/masking.md.
 from __future__ import annotations
 
 import re
+from functools import cache
 from itertools import pairwise
 
 from ragit.security.key_names import IDENT, key_group, label_of, value_span
@@ -45,10 +46,15 @@ _SPACES = re.compile(r"[ \t]+(?:(?P<copula>is|was)[ \t]+)?")
 _WORD_CHAR = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
 
+@cache
+def _variants(word: str) -> tuple[str, ...]:
+    return tuple({word, word.capitalize(), word.upper()})
+
+
 def literal_hits(text: str, word: str) -> list[int]:
     """Start offsets of ``word`` in lower, Capitalized and UPPER case, sorted."""
     hits: list[int] = []
-    for variant in {word, word.capitalize(), word.upper()}:
+    for variant in _variants(word):
         index = text.find(variant)
         while index != -1:
             hits.append(index)
@@ -132,7 +138,10 @@ def _spaced_replacement(text: str, end: int) -> Replacement | None:
 
 def spaced_replacements(text: str) -> list[Replacement]:
     found: list[Replacement] = []
+    lowered = text.lower()
     for needle in _NEEDLES:
+        if needle not in lowered:
+            continue
         prose_word = needle not in ("pass", "pwd")
         for hit in literal_hits(text, needle):
             if prose_word and not _joined(text, hit):
