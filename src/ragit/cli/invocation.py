@@ -271,7 +271,7 @@ def run_spec(spec: CommandSpec, params: dict[str, Any], ctx: click.Context) -> i
             outcome = _call_handler(spec, inv)
         except RagitError as exc:
             return _fail(inv, exc)
-        warnings = [*inv.warnings, *outcome.warnings]
+        warnings = _masked_output(outcome, [*inv.warnings, *outcome.warnings])
         env = envelope(spec.path, inv.envelope_cwd, outcome.data, warnings)
         if outcome.error is not None:
             # A failure that still carries data (doctor): the report goes to stdout like a
@@ -303,9 +303,27 @@ def run_spec(spec: CommandSpec, params: dict[str, Any], ctx: click.Context) -> i
         return _emit_unexpected(exc)
 
 
+def _masked_output(outcome: Outcome, warnings: list[str]) -> list[str]:
+    """Mask what the command prints (contract §7): its data — in place, so the text
+    rendering shows the same —, its warnings and its error; returns the warnings."""
+    from ragit.security.masking import mask_text
+    from ragit.security.output import mask_error, mask_in_place
+
+    mask_in_place(outcome.data)
+    mask_in_place(warnings)
+    if isinstance(outcome.text, str):
+        outcome.text = mask_text(outcome.text).text
+    if outcome.error is not None:
+        mask_error(outcome.error)
+    return warnings
+
+
 def _fail(inv: Invocation, error: RagitError) -> int:
     from ragit.cli.render import human_failure
+    from ragit.security.output import mask_error, mask_in_place
 
+    mask_error(error)  # contract §3: nothing secret in message or details
+    mask_in_place(inv.warnings)
     env = envelope(inv.spec.path, inv.envelope_cwd, None, inv.warnings, error)
     human = human_failure(error, inv.spec, inv.params) if inv.fmt in ("text", "both") else None
     try:
