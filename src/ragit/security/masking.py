@@ -20,6 +20,7 @@ idempotent: masking masked text changes nothing and counts 0.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -34,6 +35,16 @@ __all__ = [
     "mask_json",
     "mask_text",
 ]
+
+
+# Strings no rule can match, answered without running them (most of an envelope's
+# fields): lower-case words (``durable``, ``head-exact``), hex ids and SHAs, citation
+# ids and timestamps. Every token format needs an upper-case letter, a digit next to a
+# non-hex letter, or a separator these lack.
+_PLAIN = re.compile(
+    r"[a-z_.-]{0,64}|[0-9a-f]{1,128}|cite-[0-9a-f]{24}"
+    r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)"
+)
 
 
 @dataclass(frozen=True)
@@ -56,6 +67,8 @@ def mask_text(text: str) -> MaskResult:
     Pure and idempotent: ``mask_text(mask_text(t).text)`` returns the same text
     with ``masked_count == 0``.
     """
+    if _PLAIN.fullmatch(text):
+        return MaskResult(text=text, masked_count=0, labels=())
     labels: list[str] = []
     masked = apply_rules(text, labels)
     return MaskResult(text=masked, masked_count=len(labels), labels=tuple(labels))
