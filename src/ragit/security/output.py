@@ -44,29 +44,29 @@ def mask_ref(ref: str) -> str:
 
 
 def mask_in_place(value: Any) -> int:
-    """Mask every string inside a JSON-like value (dicts and lists, changed in place).
+    """Mask every string inside a JSON-like value (dicts and lists, changed in place;
+    a tuple inside becomes a list, which serializes the same).
 
     Object keys are schema and stay; returns the number of replacements.
     """
-    total = 0
     if isinstance(value, dict):
-        for key, item in value.items():
-            if isinstance(item, str):
-                result = mask_text(item)
-                if result.masked_count:
-                    value[key] = result.text
-                    total += result.masked_count
-            else:
-                total += mask_in_place(item)
+        items: Any = value.items()
     elif isinstance(value, list):
-        for index, item in enumerate(value):
-            if isinstance(item, str):
-                result = mask_text(item)
-                if result.masked_count:
-                    value[index] = result.text
-                    total += result.masked_count
-            else:
-                total += mask_in_place(item)
+        items = enumerate(value)
+    else:
+        return 0
+    total = 0
+    for key, item in list(items):
+        if isinstance(item, str):
+            result = mask_text(item)
+            if result.masked_count:
+                value[key] = result.text
+                total += result.masked_count
+        elif isinstance(item, tuple):
+            value[key] = list(item)
+            total += mask_in_place(value[key])
+        elif isinstance(item, (dict, list)):
+            total += mask_in_place(item)
     return total
 
 
