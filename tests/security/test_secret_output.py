@@ -176,3 +176,19 @@ def test_a_ref_that_is_no_secret_is_echoed_as_given(ref: str) -> None:
 def test_a_ref_shaped_like_a_token_is_cut_to_a_short_prefix(ref: str, shown: str) -> None:
     """Implementation choice (docs/contract.md): a ref that looks like a token is a secret."""
     assert mask_ref(ref) == shown
+
+
+def test_an_error_is_masked_in_message_details_and_recovery() -> None:
+    """Contract-mandated (contract §3): whatever raised it, an error leaves masked."""
+    from ragit.contract.errors import InputInvalid, SnapshotRefInvalid
+    from ragit.security.output import mask_error
+
+    error = InputInvalid("path", f"docs/{TOKEN}.md is not a document", paths=[f"docs/{TOKEN}.md"])
+    error.recovery = f"git add -- 'docs/{TOKEN}.md' && git commit -m 'Add it'"
+    mask_error(error)
+    assert TOKEN not in repr((error.message, error.details, error.recovery))
+    assert error.details["paths"] == ["docs/ghp_FA***.md"]
+    ref = mask_error(SnapshotRefInvalid(RANDOM_TOKEN))
+    assert ref.details == {"requestedRef": "Fk3m***"}
+    assert RANDOM_TOKEN not in ref.message
+    assert "'Fk3m***'" in ref.message
