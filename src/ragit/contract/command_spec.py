@@ -74,6 +74,7 @@ GROUP_HELP: dict[str, str] = {
         "Move the store to a new embedding profile without losing snapshots; bring the shared "
         "store's schema to this RAGit's version."
     ),
+    "model": "The offline semantic model (local-minilm): install it in one step.",
     "security": "Find and remove secrets from the configuration and the store.",
 }
 
