@@ -87,7 +87,7 @@ def test_rerank_scores_the_lexical_candidates_with_the_model_and_names_it(
 
 
 def test_rerank_gives_the_same_answer_from_computed_and_from_cached_vectors(
-    tmp_path: Path, private_cache: Path
+    tmp_path: Path,
 ) -> None:
     """Contract-mandated: for a (commit, profile) the answer never changes — the first answer
     (vectors computed) and the next (vectors read back) are identical."""
