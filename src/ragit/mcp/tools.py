@@ -250,6 +250,18 @@ STATUS_DATA: dict[str, Any] = {
     "required": ["root", "initialized", "head", "snapshot", "searchReady"],
 }
 
+_RETRIEVAL: dict[str, Any] = {
+    "type": "object",
+    "description": (
+        "What ranked the answer: the embedding profile of the snapshot's vectors and the "
+        "re-ranking model (null when retrieval.rerank is off)."
+    ),
+    "properties": {
+        "embedding": {"type": ["object", "null"]},
+        "rerank": {"type": ["object", "null"]},
+    },
+}
+
 QUERY_DATA: dict[str, Any] = {
     "type": "object",
     "description": "The data of `ragit query --format json` for the same request.",
@@ -260,6 +272,7 @@ QUERY_DATA: dict[str, Any] = {
         "scope": {"type": "string"},
         "explain": {"type": "boolean"},
         "hits": {"type": "array", "items": _HIT},
+        "retrieval": _RETRIEVAL,
         "warnings": _STRINGS,
         "redactionSummary": _REDACTION,
     },
@@ -277,6 +290,7 @@ CONTEXT_PACK_DATA: dict[str, Any] = {
         "usedTokens": {"type": "integer"},
         "selectedHits": {"type": "integer"},
         "selection": {"type": "object"},
+        "retrieval": _RETRIEVAL,
         "hits": {"type": "array", "items": _HIT},
         "warnings": _STRINGS,
         "redactionSummary": _REDACTION,
