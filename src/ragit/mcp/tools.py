@@ -250,12 +250,9 @@ STATUS_DATA: dict[str, Any] = {
     "required": ["root", "initialized", "head", "snapshot", "searchReady"],
 }
 
+# What ranked the answer: the snapshot's embedding profile and the re-ranking model (or null).
 _RETRIEVAL: dict[str, Any] = {
     "type": "object",
-    "description": (
-        "What ranked the answer: the embedding profile of the snapshot's vectors and the "
-        "re-ranking model (null when retrieval.rerank is off)."
-    ),
     "properties": {
         "embedding": {"type": ["object", "null"]},
         "rerank": {"type": ["object", "null"]},
