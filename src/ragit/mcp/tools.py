@@ -287,7 +287,6 @@ CONTEXT_PACK_DATA: dict[str, Any] = {
         "usedTokens": {"type": "integer"},
         "selectedHits": {"type": "integer"},
         "selection": {"type": "object"},
-        "retrieval": _RETRIEVAL,
         "hits": {"type": "array", "items": _HIT},
         "warnings": _STRINGS,
         "redactionSummary": _REDACTION,

@@ -428,7 +428,6 @@ def run_context_pack(
         "usedTokens": used,
         "selectedHits": len(selected),
         "selection": stats,
-        "retrieval": engine.retrieval,
         "hits": projected,
         "warnings": warnings,
         "redactionSummary": redact.summary(),
