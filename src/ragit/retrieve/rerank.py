@@ -1,16 +1,17 @@
 """Semantic re-ranking of the lexical candidates (``retrieval.rerank``, docs/embeddings.md).
 
 A store built with the offline default profile ranks by BM25 and the character n-gram
-embedding. With ``retrieval.rerank = "local-minilm"`` (or ``"local-minilm-int8"``) the best
-:data:`DEPTH` candidates of that ranking (at least the answer's ``top_k``) are scored again
-with all-MiniLM-L6-v2, exactly as a ``local-minilm`` store would score them: the model's
-cosine, half of it the document's (the mean of its two best candidate cosines), divided by
-its maximum over the re-ranked candidates, weighed by the model's α (0.7) against the same
-keyword score — and, for the Hangul/CJK share of a question (the model is English-only), the
-n-gram embedding's score with its own α, as ``local-minilm`` does. The other candidates leave
-the answer. Chunk vectors come from :class:`ragit.embed.semantic.SemanticVectors`: computed
-on first use, then read back by content hash, so a (commit, profile, rerank) always gives the
-same answer. The answer names the re-ranking model (``retrieval.rerank`` in the data).
+embedding. With ``retrieval.rerank = "local-minilm"`` (or ``"local-minilm-int8"``) the two
+best chunks of each of that ranking's first :data:`DEPTH` documents (at least the answer's
+``top_k``) are scored again with all-MiniLM-L6-v2, exactly as a ``local-minilm`` store
+would score them: the model's cosine, half of it the document's (the mean of its two best
+candidate cosines), divided by its maximum over the re-ranked candidates, weighed by the
+model's α (0.7) against the same keyword score — and, for the Hangul/CJK share of a question
+(the model is English-only), the n-gram embedding's score with its own α, as
+``local-minilm`` does. The other candidates leave the answer. Chunk vectors come from
+:class:`ragit.embed.semantic.SemanticVectors`: computed on first use, then read back by
+content hash, so a (commit, profile, rerank) always gives the same answer. The answer names
+the re-ranking model (``retrieval.rerank`` in the data).
 """
 
 from __future__ import annotations
@@ -24,9 +25,10 @@ from ragit.embed.semantic import SemanticVectors, rerank_profile
 from ragit.retrieve.candidates import Scored
 from ragit.retrieve.engine import NGRAM_ALPHA, VECTOR_DOC_TOP, W_RETRIEVAL
 
-# How many first-stage candidates (chunks, best first) the model scores again, at least the
-# answer's top_k. Chosen on half A of the development sets (docs/benchmarks.md).
-DEPTH = 30
+# How many of the first stage's best documents the model looks at (at least the answer's top_k),
+# each through its best VECTOR_DOC_TOP (2) candidate chunks. Chosen on half A of the development
+# sets (docs/benchmarks.md).
+DEPTH = 10
 # The model's share of the retrieval score (local-minilm's measured default).
 ALPHA = 0.7
 # The share of a chunk's model score that is its document's (local-minilm's measured value).
@@ -67,10 +69,10 @@ class SemanticRerank:
     def rescore(
         self, scored: list[Scored], question: str, reader: Any, cjk_share: float, top_k: int
     ) -> list[Scored]:
-        """The first chunks of ``scored`` (best first) re-scored by the model: at least
-        ``depth`` and ``top_k`` chunks, and enough to name ``top_k`` documents. The others
-        leave the candidate set (the model did not look at them, so their scores are of
-        another scale).
+        """The best candidates of ``scored`` (best first) re-scored by the model: the two best
+        chunks of each of the first ``max(depth, top_k)`` documents (more documents while
+        fewer than ``top_k`` chunks are chosen). The others leave the candidate set (the model
+        did not look at them, so their scores are of another scale).
 
         Raises:
             EmbeddingModelInvalid, EmbeddingBackendUnavailable: the model cannot run here.
@@ -79,11 +81,15 @@ class SemanticRerank:
         if not scored:
             return scored
         chosen: list[str] = []
-        documents: set[str] = set()
+        taken: dict[str, int] = {}
+        documents = max(self.depth, top_k)
         for s in scored:
-            if len(chosen) >= max(self.depth, top_k) and len(documents) >= top_k:
+            doc = s.doc.document_id
+            if doc not in taken and len(taken) >= documents and len(chosen) >= top_k:
                 break
-            documents.add(s.doc.document_id)
+            if taken.get(doc, 0) >= VECTOR_DOC_TOP:
+                continue
+            taken[doc] = taken.get(doc, 0) + 1
             if s.chunk_id not in chosen:
                 chosen.append(s.chunk_id)
         texts = reader.embedded_texts(chosen)
