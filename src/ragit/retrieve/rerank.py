@@ -28,7 +28,7 @@ from ragit.retrieve.engine import NGRAM_ALPHA, VECTOR_DOC_TOP, W_RETRIEVAL
 # How many of the first stage's best documents the model looks at (at least the answer's top_k),
 # each through its best VECTOR_DOC_TOP (2) candidate chunks. Chosen on half A of the development
 # sets (docs/benchmarks.md).
-DEPTH = 10
+DEPTH = 15
 # The model's share of the retrieval score (local-minilm's measured default).
 ALPHA = 0.7
 # The share of a chunk's model score that is its document's (local-minilm's measured value).
