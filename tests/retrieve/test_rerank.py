@@ -105,7 +105,7 @@ def test_rerank_off_leaves_the_answer_as_it_was(tmp_path: Path) -> None:
     """Implementation choice: ``retrieval.rerank = "off"`` (the default) changes nothing."""
     repo = _repo(tmp_path)
     before = _query(repo, "--explain")
-    repo.ragit("config", "set", "retrieval.rerank", "local-minilm")
-    repo.ragit("config", "set", "retrieval.rerank", "off")
+    assert repo.ragit("config", "set", "retrieval.rerank", "local-minilm").data["changed"]
+    assert repo.ragit("config", "set", "retrieval.rerank", "off").data["value"] == "off"
     assert _query(repo, "--explain") == before
     assert "semantic" not in before["hits"][0]["scoreBreakdown"]["raw"]
