@@ -68,6 +68,8 @@ class RetrievalConfig(_Section):
     top_k: int = Field(default=5, ge=1, le=200)
     # Hits one document may contribute to a durable query's answer (0: no limit).
     hits_per_document: int = Field(default=1, ge=0, le=200)
+    # A second stage that scores the best candidates again with a local model (off: none).
+    rerank: Literal["off", "local-minilm", "local-minilm-int8"] = "off"
 
 
 class MemoryConfig(_Section):

@@ -39,6 +39,7 @@ CONFIG_KEYS: tuple[str, ...] = (
     "retrieval.alpha",
     "retrieval.top_k",
     "retrieval.hits_per_document",
+    "retrieval.rerank",
     "memory.recall_top_k",
     "memory.corpus_dir",
     "security.secret_masking",
@@ -74,6 +75,7 @@ GROUP_HELP: dict[str, str] = {
         "Move the store to a new embedding profile without losing snapshots; bring the shared "
         "store's schema to this RAGit's version."
     ),
+    "model": "The offline semantic model (local-minilm): install it in one step.",
     "security": "Find and remove secrets from the configuration and the store.",
 }
 

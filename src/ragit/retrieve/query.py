@@ -103,6 +103,23 @@ class Engine:
         self._source_key: tuple[str, str] | None = None
         self._embedder: Any = None
         self._embedder_key: str | None = None
+        self._rerank: Any = None
+        # What the last durable retrieval used: the store's embedding profile and the
+        # re-ranking model (the answer's ``retrieval`` block).
+        self.retrieval: dict[str, Any] = {"embedding": None, "rerank": None}
+
+    def rerank(self, name: str) -> Any:
+        """The second ranking stage ``retrieval.rerank`` names (None for ``off``), kept across
+        calls (its model and vector cache stay open)."""
+        if name == "off":
+            return None
+        if self._rerank is None or self._rerank.name != name:
+            from ragit.retrieve.rerank import SemanticRerank
+
+            if self._rerank is not None:
+                self._rerank.vectors.close()
+            self._rerank = SemanticRerank(name)
+        return self._rerank
 
     def source(self, backend: str = "zvec", repository: str = "") -> Any:
         """The open snapshot source of ``backend`` (reopened when the configuration names
@@ -155,6 +172,9 @@ class Engine:
         return vectors[0]
 
     def close(self) -> None:
+        if self._rerank is not None:
+            self._rerank.vectors.close()
+            self._rerank = None
         if self._source is not None:
             self._source.close()
             self._source = None
@@ -212,6 +232,13 @@ def retrieve_hits(
         spec = provider_spec(str(profile.get("provider", "local-placeholder")))
         alpha = cfg.retrieval.alpha if cfg.retrieval.alpha is not None else spec.default_alpha
         vector = engine.embed_question(text, profile) if alpha > 0 else None
+        rerank = engine.rerank(cfg.retrieval.rerank)
+        engine.retrieval = {
+            "embedding": {
+                k: profile.get(k) for k in ("namespaceId", "provider", "model", "dimensions")
+            },
+            "rerank": rerank.describe() if rerank is not None else None,
+        }
         hits = retrieve_durable(
             selection.manifest,
             selection.resolved_sha,
@@ -225,6 +252,7 @@ def retrieve_hits(
             per_document=(
                 cfg.retrieval.hits_per_document if per_document is None else per_document
             ),
+            rerank=rerank,
         )
     if scope != "durable":
         from ragit.retrieve.artifacts import KEYWORD_ONLY_WARNING, artifact_hits, merge_hits
@@ -303,6 +331,7 @@ def run_query(ws: Workspace, req: QueryRequest, engine: Engine | None = None) ->
         "scope": req.scope,
         "explain": req.explain,
         "hits": projected,
+        "retrieval": engine.retrieval,
         "evidence": evidence,
         "warnings": warnings,
         "redactionSummary": redact.summary(),
