@@ -49,7 +49,7 @@ class EmbeddingConfig(_Section):
 
 
 class IngestConfig(_Section):
-    doc_globs: list[str] = Field(default_factory=lambda: ["**/*.md", "**/*.mdx"])
+    doc_globs: list[str] = Field(default_factory=lambda: ["**/*.md", "**/*.mdx", "**/*.markdown"])
     include: list[str] = Field(default_factory=lambda: ["README.md", "docs/**"])
     exclude: list[str] = Field(default_factory=lambda: list(DEFAULT_EXCLUDE))
     max_file_bytes: int = Field(default=8 * 1024 * 1024, ge=1024, le=256 * 1024 * 1024)
@@ -68,6 +68,9 @@ class RetrievalConfig(_Section):
     top_k: int = Field(default=5, ge=1, le=200)
     # Hits one document may contribute to a durable query's answer (0: no limit).
     hits_per_document: int = Field(default=1, ge=0, le=200)
+    # Seconds a read (query, context pack, memory recall, ragit-mcp) waits for a running
+    # ingest of the asked commit before SNAPSHOT_INGEST_RUNNING (0: never waits).
+    wait_for_ingest: float = Field(default=5.0, ge=0.0, le=600.0)
 
 
 class MemoryConfig(_Section):
@@ -187,6 +190,15 @@ def _read_toml(path: Path, shown: str | None = None) -> dict[str, Any]:
         return {}
     except OSError as exc:
         raise ConfigInvalid(shown or str(path), None, f"unreadable ({exc.strerror})") from exc
+    return parse_toml(raw, shown or str(path))
+
+
+def parse_toml(raw: bytes, shown: str) -> dict[str, Any]:
+    """The TOML document ``raw`` (``shown`` names it in errors).
+
+    Raises:
+        ConfigInvalid: not UTF-8 or not valid TOML.
+    """
     try:
         text = raw.decode("utf-8")
         if sys.version_info >= (3, 11):
@@ -200,7 +212,7 @@ def _read_toml(path: Path, shown: str | None = None) -> dict[str, Any]:
         return parsed
     except Exception as exc:
         reason = f"not valid TOML ({type(exc).__name__})"
-        raise ConfigInvalid(shown or str(path), None, reason) from exc
+        raise ConfigInvalid(shown, None, reason) from exc
 
 
 def _default_fix(key: str) -> str | None:
@@ -221,26 +233,44 @@ def _default_fix(key: str) -> str | None:
     return f"ragit config set {key} {text}"
 
 
-def load_config(ws: Workspace) -> RagitConfig:
-    """Load the repository config (defaults when the file is missing).
+def validate_config(data: dict[str, Any], shown: str) -> RagitConfig:
+    """The typed configuration of the TOML document ``data`` (``shown`` names it in errors).
 
     Raises:
-        ConfigInvalid: unreadable file, invalid TOML, or a known key with a wrong value.
+        ConfigInvalid: a known key with a wrong value.
     """
-    data = _read_toml(ws.config_path, ws.relative(ws.config_path))
     try:
         return RagitConfig.model_validate(data)
     except ValidationError as exc:
         first = exc.errors(include_url=False, include_input=False)[0]
         key = ".".join(str(p) for p in first["loc"][:2])
-        raise ConfigInvalid(
-            ws.relative(ws.config_path), key, str(first["msg"]), recovery=_default_fix(key)
-        ) from None
+        raise ConfigInvalid(shown, key, str(first["msg"]), recovery=_default_fix(key)) from None
+
+
+def load_config(ws: Workspace) -> RagitConfig:
+    """Load the repository config (defaults when the file is missing).
+
+    ``project.name`` defaults to the repository's folder name.
+
+    Raises:
+        ConfigInvalid: unreadable file, invalid TOML, or a known key with a wrong value.
+    """
+    data = _read_toml(ws.config_path, ws.relative(ws.config_path))
+    cfg = validate_config(data, ws.relative(ws.config_path))
+    project = data.get("project")
+    if not (isinstance(project, dict) and "name" in project) and ws.root.name:
+        cfg.project.name = ws.root.name
+    return cfg
 
 
 def unknown_keys(ws: Workspace) -> list[str]:
     """Keys present in the file that RAGit does not honour (reported by doctor)."""
     data = _read_toml(ws.config_path, ws.relative(ws.config_path))
+    return unknown_keys_of(data)
+
+
+def unknown_keys_of(data: dict[str, Any]) -> list[str]:
+    """The sections and ``section.key`` names of ``data`` that RAGit does not honour."""
     out: list[str] = []
     for section, table in data.items():
         model = SECTIONS.get(section)
@@ -249,6 +279,23 @@ def unknown_keys(ws: Workspace) -> list[str]:
             continue
         out.extend(f"{section}.{k}" for k in table if k not in model.model_fields)
     return sorted(out)
+
+
+def nearest_known(name: str) -> str | None:
+    """The section or ``section.key`` RAGit honours that ``name`` most likely misspells."""
+    import difflib
+
+    if "." in name:
+        section, _, key = name.partition(".")
+        model = SECTIONS.get(section)
+        if model is not None:
+            close = difflib.get_close_matches(key, list(model.model_fields), n=1, cutoff=0.6)
+            return f"{section}.{close[0]}" if close else None
+        choices = config_keys()
+    else:
+        choices = list(SECTIONS)
+    close = difflib.get_close_matches(name, choices, n=1, cutoff=0.6)
+    return close[0] if close else None
 
 
 def config_keys() -> list[str]:

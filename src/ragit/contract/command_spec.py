@@ -39,6 +39,7 @@ CONFIG_KEYS: tuple[str, ...] = (
     "retrieval.alpha",
     "retrieval.top_k",
     "retrieval.hits_per_document",
+    "retrieval.wait_for_ingest",
     "memory.recall_top_k",
     "memory.corpus_dir",
     "security.secret_masking",

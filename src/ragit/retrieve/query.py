@@ -198,6 +198,9 @@ def retrieve_hits(
     warnings: list[str] = []
     if selection.worktree_dirty:
         warnings.append(dirty_warning(ws, git))
+    partial = _coverage_warning(git, selection)
+    if partial is not None:
+        warnings.append(partial)
     cfg = configured if configured is not None else load_config(ws)
     hits: list[Hit] = []
     if scope in ("durable", "all"):
@@ -235,6 +238,16 @@ def retrieve_hits(
         if any(h.origin_type == "artifact" and h.mode == "keyword" for h in hits):
             warnings.append(KEYWORD_ONLY_WARNING)
     return selection, hits, warnings
+
+
+def _coverage_warning(git: Any, selection: Any) -> str | None:
+    """The warning of an empty or partial snapshot (contract §6), else None."""
+    from ragit.snapshot.coverage import snapshot_coverage
+
+    try:
+        return snapshot_coverage(git, selection.resolved_sha, selection.manifest)[1]
+    except RagitError:
+        return None  # a committed config that is not valid: ingest reports it
 
 
 # Weak evidence (issue 17): the best hit neither holds much of the question's words nor sits

@@ -39,6 +39,11 @@ def dirty_documents(ws: Workspace, git: GitRepo) -> list[str]:
         return []
     try:
         cfg = load_config(ws)
+        head = git.head().sha
+        if head is not None:  # the surface the next ingest reads: HEAD's committed config
+            from ragit.snapshot.config_at import config_for_commit
+
+            cfg = config_for_commit(git, head, cfg)
     except RagitError:
         return sorted(dirty)
     surface = SurfaceMatcher(cfg.ingest.doc_globs, cfg.ingest.include, cfg.ingest.exclude)
