@@ -265,8 +265,16 @@ def load_config(ws: Workspace) -> RagitConfig:
 
 def unknown_keys(ws: Workspace) -> list[str]:
     """Keys present in the file that RAGit does not honour (reported by doctor)."""
-    data = _read_toml(ws.config_path, ws.relative(ws.config_path))
-    return unknown_keys_of(data)
+    return unknown_keys_of(unknown_key_data(ws))
+
+
+def unknown_key_data(ws: Workspace) -> dict[str, Any]:
+    """The file's TOML document ({} when missing).
+
+    Raises:
+        ConfigInvalid: unreadable, or not TOML.
+    """
+    return _read_toml(ws.config_path, ws.relative(ws.config_path))
 
 
 def unknown_keys_of(data: dict[str, Any]) -> list[str]:
@@ -279,6 +287,73 @@ def unknown_keys_of(data: dict[str, Any]) -> list[str]:
             continue
         out.extend(f"{section}.{k}" for k in table if k not in model.model_fields)
     return sorted(out)
+
+
+def _cli_value(value: Any) -> str:
+    """``value`` as `config set` takes it on a command line (shell-quoted)."""
+    import shlex
+
+    if isinstance(value, bool):
+        text = "true" if value else "false"
+    elif isinstance(value, (list, dict)):
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    else:
+        text = str(value)
+    return shlex.quote(text)
+
+
+def unknown_key_fixes(data: dict[str, Any]) -> list[tuple[str, str | None, str]]:
+    """Each section or key of ``data`` RAGit does not honour, with the known name it most
+    likely misspells (or None) and the command that fixes it: `config unset` of the unknown
+    name, then `config set` of its value(s) under the known key when that key is not set
+    already."""
+    out: list[tuple[str, str | None, str]] = []
+    for name in unknown_keys_of(data):
+        guess = nearest_known(name)
+        steps = [f"ragit config unset {name}"]
+        if "." in name:
+            section, _, key = name.partition(".")
+            moves = {guess: data[section][key]} if guess is not None else {}
+        else:
+            table = data.get(name)
+            moves = {}
+            if guess is not None and isinstance(table, dict):
+                model = SECTIONS[guess]
+                for key, value in table.items():
+                    close = key if key in model.model_fields else None
+                    if close is None:
+                        found = nearest_known(f"{guess}.{key}")
+                        close = found.partition(".")[2] if found else None
+                    if close is not None:
+                        moves[f"{guess}.{close}"] = value
+        for target, value in moves.items():
+            section, _, key = target.partition(".")
+            present = data.get(section)
+            if isinstance(present, dict) and key in present:
+                continue  # the file sets the right key already: only remove the typo
+            steps.append(f"ragit config set {target} {_cli_value(value)}")
+        out.append((name, guess, " && ".join(steps)))
+    return out
+
+
+def unknown_key_warnings(data: dict[str, Any], shown: str) -> list[str]:
+    """One warning per unknown section or key of ``data``, with "did you mean" and the fix."""
+    out: list[str] = []
+    for name, guess, fix in unknown_key_fixes(data):
+        kind = "key" if "." in name else "section"
+        hint = f"; did you mean '{guess}'?" if guess else ""
+        out.append(f"unknown config {kind} '{name}' in {shown} is ignored{hint} (fix: {fix})")
+    return out
+
+
+def file_warnings(ws: Workspace) -> list[str]:
+    """The unknown-key warnings of the repository's config file (none when the file is
+    missing or cannot be read: the commands that load it report that)."""
+    try:
+        data = _read_toml(ws.config_path, ws.relative(ws.config_path))
+    except ConfigInvalid:
+        return []
+    return unknown_key_warnings(data, ws.relative(ws.config_path))
 
 
 def nearest_known(name: str) -> str | None:
