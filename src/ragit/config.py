@@ -70,7 +70,7 @@ class RetrievalConfig(_Section):
     hits_per_document: int = Field(default=1, ge=0, le=200)
     # Seconds a read (query, context pack, memory recall, ragit-mcp) waits for a running
     # ingest of the asked commit before SNAPSHOT_INGEST_RUNNING (0: never waits).
-    wait_for_ingest: float = Field(default=5.0, ge=0.0, le=600.0)
+    wait_for_ingest: float = Field(default=10.0, ge=0.0, le=600.0)
 
 
 class MemoryConfig(_Section):

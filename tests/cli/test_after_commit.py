@@ -125,7 +125,7 @@ def test_query_while_an_ingest_of_head_runs_is_retryable(repo: Path) -> None:
     head = _commit_doc(repo, "late.md", "# Late\n\nA decision made late.\n")
     holder = _hold_lock(repo, head, 30)
     try:
-        for argv in (["query", "decision"], ["context", "pack", "decision"]):
+        for argv in (["query", "decision", "--wait", "1"], ["context", "pack", "decision"]):
             env = _json(argv, repo)
             error = env["error"]
             assert error["code"] == "SNAPSHOT_INGEST_RUNNING", error
@@ -135,7 +135,7 @@ def test_query_while_an_ingest_of_head_runs_is_retryable(repo: Path) -> None:
             assert error["details"]["owner"]["headSha"] == head
             assert error["details"]["retryAfterMs"] > 0
             assert error["recovery"]["command"] == "ragit ingest --wait"
-        assert _run(["query", "decision", "--format", "json"], repo).returncode == 3
+        assert _run(["query", "decision", "--no-wait", "--format", "json"], repo).returncode == 3
         status = _json(["status"], repo)["data"]["snapshot"]
         assert status["recovery"] == "ragit ingest --wait"
     finally:
@@ -150,7 +150,7 @@ def test_query_while_the_hook_runner_plans_head_is_retryable(repo: Path) -> None
     )
     try:
         assert runner.stdout is not None and runner.stdout.readline().strip() == "held"
-        error = _json(["query", "decision"], repo)["error"]
+        error = _json(["query", "decision", "--wait", "1"], repo)["error"]
         assert error["code"] == "SNAPSHOT_INGEST_RUNNING", error
         assert error["details"]["owner"]["pid"] == runner.pid
         assert error["details"]["owner"]["command"] == "hook-ingest"
