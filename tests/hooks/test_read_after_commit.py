@@ -105,8 +105,9 @@ def test_ragit_mcp_answers_right_after_a_commit_with_hooks(tmp_path: Path) -> No
     """Contract-mandated (contract §11, docs/mcp.md): the MCP server waits as the CLI does
     (waiting only reads) and answers from the new commit."""
     import anyio
-    from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
+
+    from mcp import ClientSession, StdioServerParameters
 
     repo = _hooked(tmp_path)
     mcp = str(Path(sys.executable).parent / "ragit-mcp")
