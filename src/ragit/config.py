@@ -153,13 +153,23 @@ _NOT_WRITTEN = {
 _SECTIONS_NOT_WRITTEN = {"docs_authority", "store"}
 
 
-def default_config_toml(default_branch: str | None = None) -> str:
-    """The commented config file `init` writes (``project.default_branch`` as detected)."""
+def default_config_toml(
+    default_branch: str | None = None,
+    *,
+    project_name: str | None = None,
+    include: list[str] | None = None,
+) -> str:
+    """The commented config file `init` writes (``project.default_branch`` as detected,
+    ``project.name`` the repository's folder, ``ingest.include`` the proposed surface)."""
     import tomlkit
 
     defaults = RagitConfig()
     if default_branch:
         defaults.project.default_branch = default_branch
+    if project_name:
+        defaults.project.name = project_name
+    if include is not None:
+        defaults.ingest.include = list(include)
     doc = tomlkit.document()
     doc.add(
         tomlkit.comment("RAGit configuration. Edit with `ragit config set <section.key> <value>`.")

@@ -273,6 +273,8 @@ class NotAGitRepository(NotReadyError):
             details={"cwd": cwd},
             recovery="git init",
         )
+        # For a person: one step makes the repository and initializes RAGit in it.
+        self.human_next = "ragit init --git-init"
 
 
 class NotInitialized(NotReadyError):
