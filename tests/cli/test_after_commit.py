@@ -125,7 +125,10 @@ def test_query_while_an_ingest_of_head_runs_is_retryable(repo: Path) -> None:
     head = _commit_doc(repo, "late.md", "# Late\n\nA decision made late.\n")
     holder = _hold_lock(repo, head, 30)
     try:
-        for argv in (["query", "decision", "--wait", "1"], ["context", "pack", "decision"]):
+        for argv in (
+            ["query", "decision", "--wait", "1"],
+            ["context", "pack", "decision", "--wait", "1"],
+        ):
             env = _json(argv, repo)
             error = env["error"]
             assert error["code"] == "SNAPSHOT_INGEST_RUNNING", error
@@ -182,7 +185,7 @@ def test_ingest_wait_waits_for_the_running_writer(repo: Path) -> None:
         assert busy["code"] == "STORE_WRITE_BUSY"
     finally:
         _stop(holder)
-    holder = _hold_lock(repo, head, 2.5)
+    holder = _hold_lock(repo, head, 6)
     started = time.monotonic()
     out = _run(["ingest", "--wait", "-v", "--format", "json"], repo)
     waited = time.monotonic() - started
