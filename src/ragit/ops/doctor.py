@@ -9,12 +9,12 @@ exits 1 with ``DOCTOR_CHECKS_FAILED`` when any check fails.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ragit import _json
 from ragit.contract.errors import FIRST_COMMIT_RECOVERY, DoctorChecksFailed, RagitError
 from ragit.workspace import GITIGNORE_ENTRIES, Workspace
 
@@ -353,7 +353,7 @@ class _Doctor:
         if not path.is_file():
             return
         try:
-            record = json.loads(path.read_text(encoding="utf-8"))
+            record = _json.loads(path.read_text(encoding="utf-8"))
             missing = record.get("missingChunks", "some")
             reason = record.get("reason", "chunks are missing")
         except (OSError, ValueError, AttributeError):
