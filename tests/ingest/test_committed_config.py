@@ -166,3 +166,19 @@ def test_dry_run_plans_the_committed_config_and_previews_the_working_tree_one(
     assert data["documents"] == 13
     assert data["configSource"]["worktreeDiffers"] == ["ingest.include"]
     assert data["configSource"]["worktreeDocuments"] == 2
+
+
+def test_a_committed_smaller_size_limit_judges_carried_over_documents_again(
+    tmp_path: Path,
+) -> None:
+    """Contract-mandated (contract §6): a document unchanged since an indexed ancestor is not
+    carried over past a stricter committed rule; it is skipped with its reason."""
+    repo = make_repo(tmp_path, "docs-basic", commit_init=True)
+    repo.ingest(all=True)
+    _edit_config(repo.ws.config_path, {"ingest.max_file_bytes": 1024})
+    head = repo.commit({".ragit/config.toml": repo.ws.config_path.read_text(encoding="utf-8")}, "x")
+    data = repo.ingest()
+    assert data["commitSha"] == head
+    large = {s["path"] for s in data["skippedFiles"] if "max_file_bytes" in s["reason"]}
+    assert large
+    assert not large & {d["path"] for d in repo.manifest(head)["docs"]}

@@ -47,8 +47,10 @@ from ragit.ingest.rows import chunk_rows, decode_text, unit_rows
 from ragit.snapshot._git import GitRepo, TreeFile
 from ragit.snapshot.config_at import (
     CONFIG_PATH,
+    committed_settings,
     config_for_commit,
     drift_message,
+    settings_of,
     worktree_differences,
 )
 from ragit.snapshot.coverage import coverage_warning, measure
@@ -356,7 +358,10 @@ def plan_ingest(
         if manifest is not None and manifest not in reuse_from:
             reuse_from.append(manifest)
     reuse: dict[tuple[str, str], ManifestDoc] = {}
-    for manifest in reversed(reuse_from if reuse_documents else []):
+    # A document is carried over only from a snapshot made under the same snapshot-deciding
+    # settings: a smaller size limit or a stricter admission must judge it again.
+    same_rules = [m for m in reuse_from if _same_rules(git, m.commit_sha, cfg)]
+    for manifest in reversed(same_rules if reuse_documents else []):
         for doc in manifest.docs:
             if doc.version_id == ids.version_id(doc.document_id, doc.blob_sha):
                 reuse[(doc.path, doc.blob_sha)] = doc
@@ -453,6 +458,15 @@ def plan_ingest(
         outside=coverage.report(),
         config_source=config_source,
     )
+
+
+def _same_rules(git: GitRepo, sha: str, cfg: RagitConfig) -> bool:
+    """Whether the snapshot of ``sha`` was made under ``cfg``'s snapshot-deciding settings
+    (its commit's config; one that is no longer valid is not the same)."""
+    try:
+        return committed_settings(git, sha) == settings_of(cfg)
+    except RagitError:
+        return False
 
 
 def _surface_count(cfg: RagitConfig, tree: list[TreeFile]) -> int:
