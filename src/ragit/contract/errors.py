@@ -138,12 +138,16 @@ class InputInvalid(InvalidInputError):
 class SnapshotRefInvalid(InvalidInputError):
     code = "SNAPSHOT_REF_INVALID"
 
-    def __init__(self, requested_ref: str, reason: str | None = None) -> None:
+    def __init__(
+        self, requested_ref: str, reason: str | None = None, *, resolved_sha: str | None = None
+    ) -> None:
         hint = reason or "only HEAD, a full commit SHA or a unique hex prefix (4+) is accepted"
-        super().__init__(
-            f"invalid snapshot ref {requested_ref!r}: {hint}",
-            details={"requestedRef": requested_ref},
-        )
+        details: dict[str, Any] = {"requestedRef": requested_ref}
+        if resolved_sha is not None:
+            # A ref git resolves (a branch, a tag, HEAD~2): name the commit to ask for instead.
+            hint += f"; git resolves it to {resolved_sha}: use --at {resolved_sha}"
+            details["resolvedSha"] = resolved_sha
+        super().__init__(f"invalid snapshot ref {requested_ref!r}: {hint}", details=details)
 
 
 class SnapshotRefAmbiguous(InvalidInputError):
@@ -270,6 +274,8 @@ class NotAGitRepository(NotReadyError):
             details={"cwd": cwd},
             recovery="git init",
         )
+        # For a person: one step makes the repository and initializes RAGit in it.
+        self.human_next = "ragit init --git-init"
 
 
 class NotInitialized(NotReadyError):

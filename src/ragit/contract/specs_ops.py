@@ -202,7 +202,9 @@ OPS_COMMANDS: tuple[CommandSpec, ...] = (
             "wrongly typed values are rejected. Lists are given comma-separated or as a JSON "
             "array. A key or value that would hold a connection to the shared store (a URL, "
             "DSN, password, host or user) is refused: set RAGIT_DATABASE_URL (or libpq's PG* "
-            "variables) instead. Keys: " + ", ".join(CONFIG_KEYS) + "."
+            "variables) instead. Values the commands reading them would reject (a control "
+            "character, an ingest glob outside the repository such as `../**`) are refused. "
+            "Keys: " + ", ".join(CONFIG_KEYS) + "."
         ),
         handler="ragit.cli.commands.config:run_set",
         default_format="json",
@@ -220,6 +222,25 @@ OPS_COMMANDS: tuple[CommandSpec, ...] = (
             "ragit config set ingest.include 'README.md,docs/**,adr/**'",
         ),
         related=("config get", "config list", "status"),
+    ),
+    CommandSpec(
+        path="config unset",
+        summary="Remove one configuration key (or a whole section), keeping comments and order.",
+        description=(
+            "Edits .ragit/config.toml in place: removes `section.key` (a key RAGit honours then "
+            "takes its default) or a whole `section`, including keys and sections RAGit does "
+            "not know (a misspelling that `doctor` and every command warn about). Removing "
+            "what the file does not hold is a no-op (`removed: false`)."
+        ),
+        handler="ragit.cli.commands.config:run_unset",
+        default_format="json",
+        group="config",
+        mutating=True,
+        supports_dry_run=True,
+        arguments=(Argument("key", "string", "The `section.key` or `section` to remove."),),
+        output_model="ragit.ops.config_set:ConfigUnsetData",
+        examples=("ragit config unset retrieval.top_kk", "ragit config unset retreival"),
+        related=("config set", "config list", "doctor"),
     ),
     CommandSpec(
         path="config get",
