@@ -16,6 +16,7 @@ from typing import IO, Any
 
 from ragit import __version__
 from ragit.contract.errors import RagitError
+from ragit.contract.inputs import escape_non_utf8, is_unicode_text
 from ragit.contract.terminal import colour_enabled, json_safe, printable
 
 FORMATS = ("text", "json", "both")
@@ -67,14 +68,33 @@ def envelope(
     return env
 
 
+def _escape_bytes(value: Any) -> Any:
+    """``value`` with every string passed through :func:`escape_non_utf8`."""
+    if isinstance(value, str):
+        return escape_non_utf8(value)
+    if isinstance(value, list):
+        return [_escape_bytes(v) for v in value]
+    if isinstance(value, dict):
+        return {_escape_bytes(k): _escape_bytes(v) for k, v in value.items()}
+    return value
+
+
+def _dumps(value: Any, **options: Any) -> str:
+    """JSON text: non-UTF-8 names escaped, DEL, C1 and bidi controls as ``\\u`` escapes."""
+    text = json.dumps(value, ensure_ascii=False, **options)
+    if not is_unicode_text(text):
+        text = json.dumps(_escape_bytes(value), ensure_ascii=False, **options)
+    return json_safe(text)
+
+
 def dumps_compact(value: Any) -> str:
     """One-line JSON with non-ASCII kept readable (and terminal controls escaped)."""
-    return json_safe(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+    return _dumps(value, separators=(",", ":"))
 
 
 def _dumps_for(stream: IO[str], value: Any) -> str:
     if stream.isatty():
-        return json_safe(json.dumps(value, ensure_ascii=False, indent=2))
+        return _dumps(value, indent=2)
     return dumps_compact(value)
 
 

@@ -12,12 +12,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from ragit import _json
 from ragit.contract.errors import (
     FIRST_COMMIT_RECOVERY,
     CorruptError,
     RagitError,
     SnapshotManifestInvalid,
 )
+from ragit.ops.worktree import dirty_candidates, worktree_changes
 from ragit.snapshot._git import GitRepo
 from ragit.snapshot.manifest import list_manifest_shas, load_manifest, parse_manifest
 from ragit.snapshot.selection import ingest_running, nearest_indexed_ancestor
@@ -216,7 +218,7 @@ def _snapshot_block(
         ancestor = nearest_indexed_ancestor(ws, git, head.sha, shared)
         block["nearestIndexedAncestor"] = ancestor
         block["recovery"] = f"ragit ingest --since {ancestor}" if ancestor else "ragit ingest --all"
-        candidates = _dirty_candidates(ws, dirty)
+        candidates = dirty_candidates(ws, dirty)
         block["dirtyCandidates"] = candidates
         if candidates:
             block["reason"] = (
@@ -245,6 +247,7 @@ def _snapshot_block(
         return block
     block["documents"] = len(manifest.docs)
     block["chunks"] = len(manifest.durable_chunk_ids())
+    block["coverage"] = _coverage_block(git, head.sha, manifest)
     store_problem = None if shared is not None else _store_problem(ws)
     if store_problem:
         block["status"] = "store-unavailable"
@@ -253,6 +256,23 @@ def _snapshot_block(
     else:
         block["status"] = "indexed"
     return block
+
+
+def _coverage_block(git: GitRepo, sha: str, manifest: Any) -> dict[str, Any] | None:
+    """The commit's markdown against the snapshot (contract §6): ``{markdown, indexed,
+    outsideSurface, warning}``; None when the committed config is not valid."""
+    from ragit.snapshot.coverage import snapshot_coverage
+
+    try:
+        coverage, warning = snapshot_coverage(git, sha, manifest)
+    except RagitError:
+        return None
+    return {
+        "markdown": coverage.markdown,
+        "indexed": coverage.indexed,
+        "outsideSurface": coverage.report(),
+        "warning": warning,
+    }
 
 
 def _load(ws: Workspace, sha: str, shared: SharedStore | None) -> Any:
@@ -264,39 +284,6 @@ def _load(ws: Workspace, sha: str, shared: SharedStore | None) -> Any:
     if raw is None:
         raise FileNotFoundError(sha)
     return parse_manifest(sha, raw, f"postgres:{sha}")
-
-
-def _dirty_candidates(ws: Workspace, dirty: dict[str, str]) -> list[str]:
-    """Dirty paths on the implicit ingest surface (the ones that would block `ingest`)."""
-    from ragit.config import load_config
-    from ragit.snapshot.surface import SurfaceMatcher
-
-    if not dirty:
-        return []
-    try:
-        cfg = load_config(ws)
-    except RagitError:
-        return []
-    surface = SurfaceMatcher(cfg.ingest.doc_globs, cfg.ingest.include, cfg.ingest.exclude)
-    return sorted(path for path in dirty if surface.matches(path))
-
-
-_SHOWN_PATHS = 10
-
-
-def _worktree_changes(ws: Workspace, dirty: dict[str, str]) -> dict[str, Any]:
-    """What makes the worktree dirty: counts by state, the first paths, and the documents
-    among them that an ingest would read (the ones a commit must take before ingest)."""
-    counts = {state: 0 for state in ("modified", "staged", "deleted", "untracked")}
-    for state in dirty.values():
-        counts[state] = counts.get(state, 0) + 1
-    documents = _dirty_candidates(ws, dirty)
-    return {
-        **counts,
-        "paths": sorted(dirty)[:_SHOWN_PATHS],
-        "documents": documents[:_SHOWN_PATHS],
-        "documentCount": len(documents),
-    }
 
 
 def _store_problem(ws: Workspace) -> str | None:
@@ -330,6 +317,7 @@ def repository_status(ws: Workspace, shared: SharedStore | None = None) -> dict[
     try:
         cfg = load_config(ws)
         config_block["unknownKeys"] = unknown_keys(ws)
+        config_block["worktreeDiffers"] = _worktree_differs(ws, cfg)
     except RagitError as exc:
         cfg = None
         config_block.update(valid=False, errorCode=exc.code, reason=exc.message)
@@ -342,6 +330,16 @@ def repository_status(ws: Workspace, shared: SharedStore | None = None) -> dict[
     finally:
         if owned is not None:
             owned.close()
+
+
+def _worktree_differs(ws: Workspace, cfg: Any) -> list[str]:
+    """Snapshot-deciding keys the working-tree config changes against HEAD's committed one."""
+    from ragit.snapshot.config_at import worktree_differences
+
+    try:
+        return worktree_differences(ws, cfg)
+    except RagitError:
+        return []
 
 
 def _repository_status(
@@ -362,7 +360,7 @@ def _repository_status(
         "head": head.sha,
         "detached": head.detached,
         "worktreeDirty": bool(dirty),
-        "worktreeChanges": _worktree_changes(ws, dirty),
+        "worktreeChanges": worktree_changes(ws, dirty),
         "snapshot": _snapshot_block(ws, git, dirty, shared),
         "manifests": len(list_manifest_shas(ws)),
     }
@@ -392,7 +390,6 @@ def last_hook_run(ws: Workspace) -> dict[str, Any] | None:
     """The last outcome a hook-triggered ingest appended to ``.ragit/runtime/hooks.log``:
     ``{recordedAt, hook, outcome (ok|failed|coalesced|skipped), code, commitSha, recovery,
     warnings}``, or ``None`` when no hook has run. Reads only the end of the log."""
-    import json
 
     path = ws.runtime_dir / HOOKS_LOG
     try:
@@ -404,7 +401,7 @@ def last_hook_run(ws: Workspace) -> dict[str, Any] | None:
         return None
     for line in reversed(tail.splitlines()):
         try:
-            record = json.loads(line)
+            record = _json.loads(line)
         except ValueError:
             continue  # a line the hook's interpreter printed (a traceback, a warning)
         if not isinstance(record, dict) or "hook" not in record or "ok" not in record:
