@@ -46,11 +46,12 @@ cut at ``max_chars`` moved back so it never splits a combining mark, a variation
 selector or a ZWJ sequence. The next window starts at the first sentence start (a
 paragraph start included) in the ``overlap`` characters before the cut, else at the
 cut: a window begins where a sentence or a block does whenever its cut allows. A
-link reference definition (``[label]: https://…``; a footnote ``[^note]: …`` is
-text) is a link target, not text: a window never starts on one — the start moves
-past such lines, and a window that would hold nothing else is left out (the labels
-stay in the text that uses them). Whitespace is stripped from both ends of every
-window; no chunk is empty. Time is linear in the document size.
+link reference definition (``[label]: https://…`` opening a line, indented or not
+as in a list item; a footnote ``[^note]: …`` or ``[label]: …`` mid-line is text) is
+a link target, not text: a window never starts on one — the start moves past such
+lines, and a window that would hold nothing else is left out (the labels stay in
+the text that uses them). Whitespace is stripped from both ends of every window; no
+chunk is empty. Time is linear in the document size.
 
 Displayed vs indexed text: ``Chunk.text`` is what results display (excerpts,
 ``full`` view). :func:`indexed_text` — what is embedded and full-text indexed —
@@ -300,8 +301,11 @@ def _starts(body: str, low: int, high: int) -> Iterator[int]:
 
 def _past_definitions(body: str, start: int, end: int) -> int:
     """``start`` moved past link reference definition lines (and the blank lines
-    between them); ``end`` when nothing else is left."""
+    between them); ``end`` when nothing else is left. A definition opens its line,
+    indented or not (as in a list item); mid-line, ``[label]: …`` is text."""
     while start < end:
+        if body[body.rfind("\n", 0, start) + 1 : start].strip(" \t"):
+            return start
         match = _LINK_DEFINITION.match(body, start)
         if match is None or match.end() > end + 1:
             return start
