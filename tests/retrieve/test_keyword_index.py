@@ -329,7 +329,7 @@ def test_a_document_scores_its_chunks_together(tmp_path: Path) -> None:
 def _same_chunks(a: object, b: object) -> bool:
     import numpy as np
 
-    fields = ("keys", "ords", "len_en", "len_cjk", "live")
+    fields = ("keys", "ords", "len_en", "len_cjk", "len_ko", "live")
     return all(np.array_equal(getattr(a, f), getattr(b, f)) for f in fields) and (
         getattr(a, "size") == getattr(b, "size")  # noqa: B009
     )
@@ -361,7 +361,9 @@ def test_a_reader_copy_carries_its_chunk_table(
     monkeypatch.undo()
     import numpy as np
 
-    table = np.stack([loaded.keys, loaded.ords, loaded.len_en, loaded.len_cjk, loaded.live], 1)
+    table = np.stack(
+        [loaded.keys, loaded.ords, loaded.len_en, loaded.len_cjk, loaded.len_ko, loaded.live], 1
+    )
     assert np.array_equal(table, from_sql)
     assert tree_state(copy) == before  # readers write nothing
     assert repo.query(QUESTION, top_k=3)["hits"]
@@ -440,4 +442,4 @@ def test_a_copys_chunk_table_is_derived_from_the_previous_copys(
     reader.close()
     assert loaded is not None
     assert np.array_equal(loaded, expected)
-    assert expected[:, 4].tolist() == [1] * 7  # chunk 3 live again
+    assert expected[:, -1].tolist() == [1] * 7  # chunk 3 live again

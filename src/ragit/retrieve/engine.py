@@ -45,9 +45,17 @@ from operator import mul
 from typing import Any
 
 from ragit.retrieve.citations import document_citation
-from ragit.retrieve.keyword import KeywordScores, best, bm25, score_of, snapshot_terms
+from ragit.retrieve.keyword import (
+    KeywordScores,
+    best,
+    bm25,
+    held_by,
+    score_of,
+    snapshot_terms,
+)
 from ragit.snapshot.manifest import Manifest
 from ragit.text.korean import korean_content_words
+from ragit.text.morphemes import candidate_terms, question_morphemes
 from ragit.text.scripts import cjk_runs, script_weights
 from ragit.text.terms import cjk_terms, en_terms, query_terms
 
@@ -68,6 +76,14 @@ NGRAM_ALPHA = 0.3
 # the default embedding): kep-dev-v1 A 0.7563 -> 0.8033, B 0.7804 -> 0.8024; ko-react-dev-v1
 # A 0.6788 -> 0.7189, B 0.6486 -> 0.7063 (docs/benchmarks.md).
 DOC_WEIGHT = 0.5
+# How the two Korean fields make a question's Hangul keyword score: the BM25 of its bigrams
+# (``cjk``) and of its morphemes (``ko``), each weighed by half, so that together they weigh
+# as much as one field beside the Latin-script words. Chosen on half A of ko-react-dev-v1 and
+# ko-rustbook-dev-v1 (bigrams : morphemes 1:0, 0:1, 1:1, 0.5:1, 1:0.5, 0.3:1, 0.4:0.4,
+# 0.6:0.6, 0.4:0.6, 0.6:0.4, 0.3:0.5 and 0.5:0.5 tried), confirmed on half B
+# (docs/benchmarks.md).
+BIGRAM_WEIGHT = 0.5
+MORPHEME_WEIGHT = 0.5
 # Hits a document contributes by default (retrieval.hits_per_document). Chosen on half A of each
 # real development set (1, 2, 3 and no limit tried), confirmed on half B (docs/benchmarks.md).
 HITS_PER_DOCUMENT = 1
@@ -287,6 +303,10 @@ def retrieve_durable(
     # exact score from both (BM25 of the whole snapshot is at hand, cosines are fetched).
     nominate = max(want * 4, 64)
     keyword_scores: list[KeywordScores] = []
+    ko_query: list[tuple[str, int]] = []
+    # What each field's BM25 counts for in the keyword score: the Latin-script words 1, the
+    # Hangul part once in all, half by its bigrams and half by its morphemes.
+    weights = (1.0, BIGRAM_WEIGHT, MORPHEME_WEIGHT)
     candidates: set[str] = set()
     if en_query or cjk_query:
         terms = reader.terms()
@@ -294,12 +314,20 @@ def retrieve_durable(
         if prefetch is not None:
             # A server-side index (the shared store) reads every term's postings in one
             # round trip; the local index reads them from its file as asked.
-            prefetch({"en": [t for t, _ in en_query], "cjk": [t for t, _ in cjk_query]})
+            prefetch(
+                {
+                    "en": [t for t, _ in en_query],
+                    "cjk": [t for t, _ in cjk_query],
+                    "ko": list(candidate_terms(question)) if cjk_query else [],
+                }
+            )
         documents = [doc.chunk_ids for doc in manifest.docs] if DOC_WEIGHT > 0 else ()
         st = snapshot_terms(terms, allowed, manifest, snapshot_sha, documents)
-        for field_name, query in (("en", en_query), ("cjk", cjk_query)):
+        if cjk_query:
+            ko_query = query_terms(question_morphemes(question, held_by(terms, st, "ko")))
+        for field_name, query in (("en", en_query), ("cjk", cjk_query), ("ko", ko_query)):
             keyword_scores.append(bm25(terms, st, field_name, query))
-        candidates.update(best(st, _mixed(_summed(keyword_scores)), nominate))
+        candidates.update(best(st, _mixed(_summed(keyword_scores, weights)), nominate))
     vec_hits: dict[str, float] = {}
     if question_vector is not None and alpha > 0:
         vec_hits = _restricted(
@@ -308,20 +336,17 @@ def retrieve_durable(
     candidates.update(vec_hits)
     if not candidates:
         return []
-    bm25_en: dict[str, float] = {}
-    bm25_cjk: dict[str, float] = {}
+    fields = ("en", "cjk", "ko")
+    raw_bm25: dict[str, dict[str, float]] = {f: {} for f in fields}
+    raw_doc: dict[str, dict[str, float]] = {f: {} for f in fields}
     cov_en: dict[str, float] = {}
     cov_cjk: dict[str, float] = {}
-    doc_en: dict[str, float] = {}
-    doc_cjk: dict[str, float] = {}
     if keyword_scores:
-        ks_en, ks_cjk = keyword_scores
-        bm25_en = score_of(st, ks_en.chunk, candidates)
-        bm25_cjk = score_of(st, ks_cjk.chunk, candidates)
-        cov_en = score_of(st, ks_en.coverage, candidates)
-        cov_cjk = score_of(st, ks_cjk.coverage, candidates)
-        doc_en = score_of(st, ks_en.document, candidates)
-        doc_cjk = score_of(st, ks_cjk.document, candidates)
+        for name, ks in zip(fields, keyword_scores, strict=True):
+            raw_bm25[name] = score_of(st, ks.chunk, candidates)
+            raw_doc[name] = score_of(st, ks.document, candidates)
+        cov_en = score_of(st, keyword_scores[0].coverage, candidates)
+        cov_cjk = score_of(st, keyword_scores[1].coverage, candidates)
     raw_cosine: dict[str, float] = {}
     owners = chunk_owners(manifest, candidates)
     if question_vector is not None and alpha > 0:
@@ -338,10 +363,9 @@ def retrieve_durable(
             for cid in candidates:
                 whole = max(doc_cosine[doc.document_id] for doc in owners[cid])
                 vec_hits[cid] = (1.0 - w) * vec_hits.get(cid, 0.0) + w * whole
-    max_en = max(bm25_en.values(), default=0.0)
-    max_cjk = max(bm25_cjk.values(), default=0.0)
-    sum_chunk = {cid: bm25_en.get(cid, 0.0) + bm25_cjk.get(cid, 0.0) for cid in candidates}
-    sum_doc = {cid: doc_en.get(cid, 0.0) + doc_cjk.get(cid, 0.0) for cid in candidates}
+    maxima = {f: max(raw_bm25[f].values(), default=0.0) for f in fields}
+    sum_chunk = {cid: _weighed_sum(raw_bm25, cid, weights) for cid in candidates}
+    sum_doc = {cid: _weighed_sum(raw_doc, cid, weights) for cid in candidates}
     max_chunk = max(sum_chunk.values(), default=0.0)
     max_doc = max(sum_doc.values(), default=0.0)
     max_vec = max(vec_hits.values(), default=0.0)
@@ -351,8 +375,12 @@ def retrieve_durable(
     ngram = _ngram_similarities(question, stored) if ngram_share > 0 else {}
     max_ngram = max(ngram.values(), default=0.0)
     w_total = w_en + w_cjk
-    # The fields are added as they are: each weighs 1 where the question has terms for it.
-    field_weights = {"en": float(bool(en_query)), "cjk": float(bool(cjk_query))}
+    # The fields are added with their weights where the question has terms for them.
+    field_weights = {
+        "en": float(bool(en_query)),
+        "cjk": weights[1] if cjk_query else 0.0,
+        "ko": weights[2] if ko_query else 0.0,
+    }
     authority_w = AUTHORITY_WEIGHTS["promoted_durable"]
     recency_w = 1.0
     scored: list[_Scored] = []
@@ -395,8 +423,8 @@ def retrieve_durable(
         )
         raw: dict[str, Any] = {
             "keyword": {
-                "bm25": {"en": bm25_en.get(cid, 0.0), "cjk": bm25_cjk.get(cid, 0.0)},
-                "max": {"en": max_en, "cjk": max_cjk},
+                "bm25": {f: raw_bm25[f].get(cid, 0.0) for f in fields},
+                "max": maxima,
                 "fieldWeights": field_weights,
                 "sumMax": {"chunk": max_chunk, "document": max_doc},
             },
@@ -519,11 +547,21 @@ def _blend(chunk: float, chunk_max: float, document: float, document_max: float)
     return (1.0 - DOC_WEIGHT) * own + DOC_WEIGHT * whole
 
 
-def _summed(fields: list[KeywordScores]) -> KeywordScores:
-    """The fields' BM25 added, chunk by chunk and document by document."""
-    chunk = sum((ks.chunk for ks in fields[1:]), fields[0].chunk)
-    document = sum((ks.document for ks in fields[1:]), fields[0].document)
+def _summed(fields: list[KeywordScores], weights: tuple[float, ...]) -> KeywordScores:
+    """The fields' BM25 added with their weights, chunk by chunk and document by document."""
+    chunk = sum((w * ks.chunk for ks, w in zip(fields, weights, strict=True)))
+    document = sum((w * ks.document for ks, w in zip(fields, weights, strict=True)))
     return KeywordScores(chunk, fields[0].coverage, document)
+
+
+def _weighed_sum(
+    scores: dict[str, dict[str, float]], cid: str, weights: tuple[float, ...]
+) -> float:
+    """A candidate's BM25 over the fields (``en``, ``cjk``, ``ko``), weighed."""
+    total = 0.0
+    for values, w in zip(scores.values(), weights, strict=True):
+        total += w * values.get(cid, 0.0)
+    return total
 
 
 def _mixed(ks: KeywordScores) -> Any:

@@ -20,7 +20,7 @@ changed is only where the statistics come from. Ties at the cut are broken by ch
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -95,6 +95,7 @@ def snapshot_terms(
     lengths = {
         "en": index.len_en[pos].astype(np.float64),
         "cjk": index.len_cjk[pos].astype(np.float64),
+        "ko": index.len_ko[pos].astype(np.float64),
     }
     avgdl = {f: (float(v.sum()) / len(v) if len(v) else 0.0) for f, v in lengths.items()}
     pair_doc = pair_slot = doc_lengths = None
@@ -184,6 +185,17 @@ def bm25(
     if doc_scores is not None:
         np.maximum.at(doc_of_chunk, st.pair_slot, doc_scores[st.pair_doc])
     return KeywordScores(scores, covered / total if total > 0 else covered, doc_of_chunk)
+
+
+def held_by(terms: TermReader, st: SnapshotTerms, field: str) -> Callable[[str], bool]:
+    """Whether a term of ``field`` occurs in a chunk of the snapshot (not only elsewhere in
+    the store: the answer must not depend on what else it holds)."""
+
+    def held(term: str) -> bool:
+        post = terms.postings(field, term)
+        return bool(len(post)) and bool(np.any(st.slot[post["ord"]] >= 0))
+
+    return held
 
 
 def best(st: SnapshotTerms, scores: Any, want: int) -> list[str]:

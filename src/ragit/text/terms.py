@@ -1,6 +1,6 @@
 """The terms of RAGit's keyword index: what a chunk and a question are split into.
 
-Two fields, each with its own term rule, used the same way at ingest (the chunk's
+Three fields, each with its own term rule, used the same way at ingest (the chunk's
 ``search_en`` / ``search_cjk`` text) and for the question:
 
 * ``en`` — words as Unicode word segmentation (UAX #29) draws them, which is what a
@@ -13,7 +13,10 @@ Two fields, each with its own term rule, used the same way at ingest (the chunk'
   types;
 * ``cjk`` — character bigrams inside each run of Hangul/kana/Han
   (:data:`~ragit.text.scripts.CJK_RUN`), so Korean particles do not hide a match
-  (``커밋을`` and ``커밋`` share ``커밋``). A one-character run has no bigram.
+  (``커밋을`` and ``커밋`` share ``커밋``). A one-character run has no bigram;
+* ``ko`` — Korean morphemes of the same runs (nouns, verb and adjective stems), found by a
+  morphological analyzer at ingest (:mod:`ragit.text.morphemes`); a question's words are
+  matched to the morphemes a snapshot holds, never analysed.
 
 :data:`TERMS_VERSION` names these rules. The keyword index records it; an index built
 under other rules is rebuilt, never mixed (its statistics would no longer describe the
@@ -40,7 +43,7 @@ _WORD = re.compile(rf"{_LETTER}+(?:['\u2019.]{_LETTER}+)*")
 # The same words in lower-cased ASCII text (no CJK run, no U+2019), about a third faster.
 _ASCII_WORD = re.compile(r"[a-z0-9_]+(?:['.][a-z0-9_]+)*")
 
-TERMS_VERSION = "terms-2"
+TERMS_VERSION = "terms-3"
 MAX_TERM = 40
 
 _STEMMER = Stemmer.Stemmer("english")
