@@ -193,7 +193,7 @@ def test_the_next_writer_indexes_what_the_keyword_index_lacks(tmp_path: Path) ->
     assert error is None, [c for c in report["checks"] if not c["ok"]]
 
 
-@pytest.mark.parametrize("field", ["en", "cjk"])
+@pytest.mark.parametrize("field", ["en", "cjk", "ko"])
 def test_an_unknown_term_scores_nothing(tmp_path: Path, field: str) -> None:
     writer = TermWriter.open(tmp_path)
     writer.add([_row(_cid(1), "alpha 커밋")])
@@ -443,3 +443,80 @@ def test_a_copys_chunk_table_is_derived_from_the_previous_copys(
     assert loaded is not None
     assert np.array_equal(loaded, expected)
     assert expected[:, -1].tolist() == [1] * 7  # chunk 3 live again
+
+
+def test_korean_morphemes_are_a_field_of_the_index(tmp_path: Path) -> None:
+    """Implementation choice: the ``ko`` field holds a chunk's Korean morphemes beside its
+    bigrams; a question word with another ending finds them by prefix, counted only where
+    the snapshot's own chunks hold them."""
+    from ragit.retrieve.keyword import held_by
+    from ragit.text.morphemes import question_morphemes
+
+    writer = TermWriter.open(tmp_path)
+    writer.add([_row(_cid(1), "스레드가 종료됐다"), _row(_cid(2), "커밋을 작성했습니다")])
+    writer.close()
+    reader = TermReader.open(tmp_path)
+    assert reader.postings("ko", "스레드").tolist() != []
+    assert reader.postings("ko", "스레드가").tolist() == []  # the particle is not indexed
+    both = snapshot_terms(reader, frozenset({_cid(1), _cid(2)}), object(), "sha")
+    assert both.lengths["ko"].tolist() == [2.0, 2.0]
+    only_second = snapshot_terms(reader, frozenset({_cid(2)}), object(), "sha")
+    question = "스레드는 언제 종료되나요"
+    assert question_morphemes(question, held_by(reader, both, "ko")) == ["스레드", "종료"]
+    # The first chunk is not in this snapshot: its morphemes do not count.
+    assert question_morphemes(question, held_by(reader, only_second, "ko")) == []
+    ks = bm25(reader, both, "ko", query_terms(["스레드", "종료"]))
+    assert best(both, ks.chunk, 5) == [_cid(1)]
+    reader.close()
+
+
+def test_an_index_of_the_previous_layout_is_made_again_by_the_next_writer(
+    tmp_path: Path,
+) -> None:
+    """Implementation choice: an index written before the ``ko`` field (layout 1, terms-2)
+    is refused by readers and made again, with every field, by the next writer."""
+    import sqlite3
+
+    from ragit.contract.errors import SnapshotStoreUnavailable
+
+    con = sqlite3.connect(tmp_path / TERMS_NAME)
+    con.executescript(
+        "CREATE TABLE info(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+        "CREATE TABLE chunk(ord INTEGER PRIMARY KEY, key INTEGER NOT NULL UNIQUE,"
+        " len_en INTEGER NOT NULL, len_cjk INTEGER NOT NULL, live INTEGER NOT NULL);"
+        "CREATE TABLE block(field INTEGER NOT NULL, term TEXT NOT NULL, seq INTEGER NOT NULL,"
+        " data BLOB NOT NULL, PRIMARY KEY(field, term, seq)) WITHOUT ROWID;"
+        "INSERT INTO info VALUES('version', 'layout-1/terms-2');"
+        "INSERT INTO info VALUES('seq', '1');"
+        f"INSERT INTO chunk VALUES(0, {chunk_key(_cid(1))}, 1, 0, 1);"
+    )
+    con.commit()
+    con.close()
+    with pytest.raises(SnapshotStoreUnavailable, match="version 'layout-1/terms-2'"):
+        TermReader.open(tmp_path)
+    writer = TermWriter.open(tmp_path)
+    assert writer.count() == 0
+    assert writer.add([_row(_cid(1), "커밋을 작성했습니다")]) == 1
+    writer.close()
+    reader = TermReader.open(tmp_path)
+    assert reader.chunks().len_ko.tolist() == [2]
+    assert len(reader.postings("ko", "커밋")) == 1
+    reader.close()
+
+
+def test_an_index_of_another_analyzer_is_emptied_by_writers(tmp_path: Path) -> None:
+    """Implementation choice: morphemes of two analyzer versions are never mixed in one
+    index; readers still read it (questions are not analysed)."""
+    import sqlite3
+
+    writer = TermWriter.open(tmp_path)
+    writer.add([_row(_cid(1), "커밋을 작성했습니다")])
+    writer.close()
+    con = sqlite3.connect(tmp_path / TERMS_NAME)
+    con.execute("UPDATE info SET value='kiwipiepy-0.1/model-0.1' WHERE key='analyzer'")
+    con.commit()
+    con.close()
+    TermReader.open(tmp_path).close()
+    writer = TermWriter.open(tmp_path)
+    assert writer.count() == 0
+    writer.close()

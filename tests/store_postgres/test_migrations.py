@@ -104,3 +104,54 @@ def test_a_failed_step_leaves_the_previous_version(
     with psycopg.connect(database) as conn:
         (version,) = conn.execute("SELECT max(version) FROM ragit_schema_version").fetchone()
     assert version == SCHEMA_VERSION
+
+
+def test_version_3_indexes_the_korean_morphemes_of_chunks_already_stored(
+    database: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Implementation choice: the migration that adds the ``ko`` keyword field gives every
+    chunk a version-2 store already holds the morphemes a writer of version 3 writes."""
+    from collections import Counter
+
+    from _rows import DIM, make_rows
+
+    from ragit.store.postgres import migrate as migrate_module
+    from ragit.text.morphemes import morpheme_terms
+    from ragit.text.terms import cjk_terms, en_terms
+
+    monkeypatch.setattr(migrate_module, "SCHEMA_VERSION", 2)
+    migrate_module.migrate()
+    monkeypatch.setattr(migrate_module, "SCHEMA_VERSION", SCHEMA_VERSION)
+    rows = make_rows(30, seed=3)
+    assert any(r.search_cjk for r in rows)
+    with psycopg.connect(database) as conn:
+        (ns,) = conn.execute(
+            "INSERT INTO ragit_namespaces(namespace, dimensions) VALUES ('ns', %s) "
+            "RETURNING namespace_id",
+            (DIM,),
+        ).fetchone()
+        for r in rows:
+            conn.execute(
+                "INSERT INTO ragit_chunks(namespace_id, chunk_id, text, search_en, search_cjk, "
+                "section_title, heading_path, token_count, len_en, len_cjk, embedding) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::vector)",
+                (
+                    ns, r.chunk_id, r.text, r.search_en, r.search_cjk, r.section_title,
+                    r.heading_path, r.token_count, len(en_terms(r.search_en)),
+                    len(cjk_terms(r.search_cjk)), str(list(r.vector)),
+                ),
+            )  # fmt: skip
+    result = migrate()
+    assert result.applied == tuple(range(3, SCHEMA_VERSION + 1))
+    with psycopg.connect(database) as conn:
+        lengths = dict(conn.execute("SELECT chunk_id, len_ko FROM ragit_chunks").fetchall())
+        postings = conn.execute(
+            "SELECT chunk_id, term, tf FROM ragit_chunk_terms WHERE field = 2"
+        ).fetchall()
+    assert lengths == {r.chunk_id: len(morpheme_terms(r.search_cjk)) for r in rows}
+    got: dict[str, dict[str, int]] = {}
+    for cid, term, tf in postings:
+        got.setdefault(cid, {})[term] = tf
+    expected = {r.chunk_id: dict(Counter(morpheme_terms(r.search_cjk))) for r in rows}
+    assert got == {cid: terms for cid, terms in expected.items() if terms}
+    assert sum(lengths.values()) > 0

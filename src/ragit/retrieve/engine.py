@@ -4,19 +4,20 @@ Candidates come from two indexes, each giving the ``want`` best chunks *of the
 selected snapshot* (ties by chunk id), so the candidate set is a function of the
 snapshot alone:
 
-* BM25 over two fields of the store's keyword index (:mod:`ragit.retrieve.keyword`;
+* BM25 over three fields of the store's keyword index (:mod:`ragit.retrieve.keyword`;
   ``en``: stemmed words; ``cjk``: character bigrams of Hangul/CJK runs, so Korean
-  particles do not hide a match), with statistics computed over the snapshot's own
-  chunks — never over the whole store, whose other commits would move the scores;
+  particles do not hide a match; ``ko``: Korean morphemes, matched to the question's
+  words by prefix), with statistics computed over the snapshot's own chunks — never
+  over the whole store, whose other commits would move the scores;
 * the exact (FLAT) vector index, searched store-wide with a growing ``k`` until
   ``want`` results fall inside the snapshot.
 
 Scores (all in [0, 1]):
 
-* ``scoreKeyword``: the two fields' BM25 added (both are in idf units, so a rare
-  Latin API name and a rare Hangul bigram of one mixed question count alike) and
-  divided by the sum's maximum over the candidate set; half of it is the chunk's
-  own, half its document's (:data:`DOC_WEIGHT`);
+* ``scoreKeyword``: the fields' BM25 added (all are in idf units, so a rare Latin API
+  name and a rare Hangul word of one mixed question count alike; the two Korean fields
+  weigh half each) and divided by the sum's maximum over the candidate set; half of it
+  is the chunk's own, half its document's (:data:`DOC_WEIGHT`);
 * ``scoreVector``: cosine similarity to the question, divided by its maximum over
   the candidate set (raw cosines of different embedders live in different
   ranges; dividing by the maximum keeps their ratios and puts them on the same
@@ -46,12 +47,19 @@ from typing import Any
 
 from ragit.retrieve.citations import document_citation
 from ragit.retrieve.keyword import (
+    BIGRAM_WEIGHT,
+    DOC_WEIGHT,
+    MORPHEME_WEIGHT,
     KeywordScores,
     best,
+    blend,
     bm25,
     held_by,
+    mixed,
     score_of,
     snapshot_terms,
+    summed,
+    weighed_sum,
 )
 from ragit.snapshot.manifest import Manifest
 from ragit.text.korean import korean_content_words
@@ -70,20 +78,6 @@ AUTHORITY_WEIGHTS = {
 }
 # retrieval.alpha measured for the offline n-gram embedding (local-placeholder).
 NGRAM_ALPHA = 0.3
-# Share of a field's keyword score that comes from the chunk's whole document (its BM25 over
-# the document's chunks together) rather than from the chunk alone. Chosen on half A of each
-# real development set (odd case numbers; 0.3-0.85 tried), confirmed on half B (nDCG@10 with
-# the default embedding): kep-dev-v1 A 0.7563 -> 0.8033, B 0.7804 -> 0.8024; ko-react-dev-v1
-# A 0.6788 -> 0.7189, B 0.6486 -> 0.7063 (docs/benchmarks.md).
-DOC_WEIGHT = 0.5
-# How the two Korean fields make a question's Hangul keyword score: the BM25 of its bigrams
-# (``cjk``) and of its morphemes (``ko``), each weighed by half, so that together they weigh
-# as much as one field beside the Latin-script words. Chosen on half A of ko-react-dev-v1 and
-# ko-rustbook-dev-v1 (bigrams : morphemes 1:0, 0:1, 1:1, 0.5:1, 1:0.5, 0.3:1, 0.4:0.4,
-# 0.6:0.6, 0.4:0.6, 0.6:0.4, 0.3:0.5 and 0.5:0.5 tried), confirmed on half B
-# (docs/benchmarks.md).
-BIGRAM_WEIGHT = 0.5
-MORPHEME_WEIGHT = 0.5
 # Hits a document contributes by default (retrieval.hits_per_document). Chosen on half A of each
 # real development set (1, 2, 3 and no limit tried), confirmed on half B (docs/benchmarks.md).
 HITS_PER_DOCUMENT = 1
@@ -327,7 +321,7 @@ def retrieve_durable(
             ko_query = query_terms(question_morphemes(question, held_by(terms, st, "ko")))
         for field_name, query in (("en", en_query), ("cjk", cjk_query), ("ko", ko_query)):
             keyword_scores.append(bm25(terms, st, field_name, query))
-        candidates.update(best(st, _mixed(_summed(keyword_scores, weights)), nominate))
+        candidates.update(best(st, mixed(summed(keyword_scores, weights)), nominate))
     vec_hits: dict[str, float] = {}
     if question_vector is not None and alpha > 0:
         vec_hits = _restricted(
@@ -364,8 +358,8 @@ def retrieve_durable(
                 whole = max(doc_cosine[doc.document_id] for doc in owners[cid])
                 vec_hits[cid] = (1.0 - w) * vec_hits.get(cid, 0.0) + w * whole
     maxima = {f: max(raw_bm25[f].values(), default=0.0) for f in fields}
-    sum_chunk = {cid: _weighed_sum(raw_bm25, cid, weights) for cid in candidates}
-    sum_doc = {cid: _weighed_sum(raw_doc, cid, weights) for cid in candidates}
+    sum_chunk = {cid: weighed_sum(raw_bm25, cid, weights) for cid in candidates}
+    sum_doc = {cid: weighed_sum(raw_doc, cid, weights) for cid in candidates}
     max_chunk = max(sum_chunk.values(), default=0.0)
     max_doc = max(sum_doc.values(), default=0.0)
     max_vec = max(vec_hits.values(), default=0.0)
@@ -385,7 +379,7 @@ def retrieve_durable(
     recency_w = 1.0
     scored: list[_Scored] = []
     for cid in candidates:
-        keyword = _blend(sum_chunk[cid], max_chunk, sum_doc[cid], max_doc)
+        keyword = blend(sum_chunk[cid], max_chunk, sum_doc[cid], max_doc)
         vector = vec_hits.get(cid, 0.0) / max_vec if max_vec > 0 else 0.0
         if question_vector is None or alpha <= 0:
             mode, a = "keyword", 0.0
@@ -535,44 +529,6 @@ def _per_document(hits: list[Hit], limit: int) -> list[Hit]:
             kept.append(hit)
         seen[hit.document_id] = count + 1
     return kept
-
-
-def _blend(chunk: float, chunk_max: float, document: float, document_max: float) -> float:
-    """A field's keyword score in [0, 1]: the chunk's BM25 and its document's, each divided by
-    its maximum over the candidates, weighed by :data:`DOC_WEIGHT`."""
-    own = chunk / chunk_max if chunk_max > 0 else 0.0
-    if DOC_WEIGHT <= 0:
-        return own
-    whole = document / document_max if document_max > 0 else 0.0
-    return (1.0 - DOC_WEIGHT) * own + DOC_WEIGHT * whole
-
-
-def _summed(fields: list[KeywordScores], weights: tuple[float, ...]) -> KeywordScores:
-    """The fields' BM25 added with their weights, chunk by chunk and document by document."""
-    chunk = sum((w * ks.chunk for ks, w in zip(fields, weights, strict=True)))
-    document = sum((w * ks.document for ks, w in zip(fields, weights, strict=True)))
-    return KeywordScores(chunk, fields[0].coverage, document)
-
-
-def _weighed_sum(
-    scores: dict[str, dict[str, float]], cid: str, weights: tuple[float, ...]
-) -> float:
-    """A candidate's BM25 over the fields (``en``, ``cjk``, ``ko``), weighed."""
-    total = 0.0
-    for values, w in zip(scores.values(), weights, strict=True):
-        total += w * values.get(cid, 0.0)
-    return total
-
-
-def _mixed(ks: KeywordScores) -> Any:
-    """The nominating keyword score of every chunk (:func:`_blend` over the whole snapshot)."""
-    top = float(ks.chunk.max()) if len(ks.chunk) else 0.0
-    own = ks.chunk / top if top > 0 else ks.chunk
-    if DOC_WEIGHT <= 0:
-        return own
-    top_doc = float(ks.document.max()) if len(ks.document) else 0.0
-    whole = ks.document / top_doc if top_doc > 0 else ks.document
-    return (1.0 - DOC_WEIGHT) * own + DOC_WEIGHT * whole
 
 
 def _ngram_similarities(question: str, stored: dict[str, Any]) -> dict[str, float]:

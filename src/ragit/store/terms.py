@@ -57,8 +57,8 @@ import numpy as np
 
 from ragit.contract.errors import SnapshotStoreUnavailable
 from ragit.store.rows import ChunkRow
-from ragit.text.morphemes import analyzer, morpheme_terms_batch
-from ragit.text.terms import TERMS_VERSION, cjk_terms, en_terms
+from ragit.text.morphemes import analyzer
+from ragit.text.terms import TERMS_VERSION, field_terms
 
 TERMS_NAME = "ragit-terms.sqlite"
 # Beside the index in a reader copy: the chunk table as one int64 array (a cache, derived).
@@ -166,14 +166,9 @@ def _postings(
 
 
 def split_rows(rows: Sequence[ChunkRow]) -> tuple[list[list[str]], ...]:
-    """The terms of each row, per field of :data:`FIELDS`: ``en`` from ``search_en``,
-    ``cjk`` and ``ko`` from ``search_cjk`` (the shared store indexes rows the same way)."""
-    cjk_texts = [r.search_cjk for r in rows]
-    return (
-        [en_terms(r.search_en) for r in rows],
-        [cjk_terms(text) for text in cjk_texts],
-        morpheme_terms_batch(cjk_texts),
-    )
+    """The terms of each row, per field of :data:`FIELDS` (the shared store indexes rows
+    the same way)."""
+    return field_terms([r.search_en for r in rows], [r.search_cjk for r in rows])
 
 
 class TermWriter:

@@ -29,10 +29,12 @@ are memoized per word, since a corpus repeats a small vocabulary.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import lru_cache
 
 import Stemmer
 
+from ragit.text.morphemes import morpheme_terms_batch
 from ragit.text.scripts import CJK_RUN, CJK_RUN_CLASS
 
 # A word: letters, digits and ``_`` outside the CJK runs, joined across ' ’ . between two of
@@ -69,6 +71,18 @@ def cjk_terms(text: str) -> list[str]:
     for run in CJK_RUN.findall(text.lower()):
         out.extend(run[i : i + 2] for i in range(len(run) - 1))
     return out
+
+
+def field_terms(
+    search_en: Sequence[str], search_cjk: Sequence[str]
+) -> tuple[list[list[str]], list[list[str]], list[list[str]]]:
+    """The terms of each of a batch of texts in the three fields, in field order: ``en`` of
+    ``search_en``, ``cjk`` and ``ko`` of ``search_cjk`` (what every keyword index stores)."""
+    return (
+        [en_terms(text) for text in search_en],
+        [cjk_terms(text) for text in search_cjk],
+        morpheme_terms_batch(search_cjk),
+    )
 
 
 def query_terms(terms: list[str]) -> list[tuple[str, int]]:
