@@ -41,12 +41,15 @@ def _cid(n: int) -> str:
 def test_words_follow_unicode_word_segmentation() -> None:
     assert en_terms("Our claim's speed, I'm on v1.28 of kubernetes.io") == [
         "our", "claim", "speed", "i'm", "on", "v1.28", "of", "kubernetes.io",
+        "v1", "28", "kubernet", "io",
     ]  # fmt: skip
     assert en_terms("feature_gate kube-apiserver Queries") == [
         "feature_g",
         "kube",
         "apiserv",
         "queri",
+        "featur",
+        "gate",
     ]
     assert en_terms("x" * 41) == []
     # A word ends where a Hangul run begins: the particle is not part of the API name.
@@ -54,9 +57,25 @@ def test_words_follow_unicode_word_segmentation() -> None:
         "react.lazi",
         "state",
         "useformstatus",
+        "react",
+        "lazi",
     ]
     assert cjk_terms("커밋을 작성 a 한") == ["커밋", "밋을", "작성"]
     assert query_terms(["a", "b", "a"]) == [("a", 2), ("b", 1)]
+
+
+def test_a_joined_word_is_found_by_its_parts() -> None:
+    """Implementation choice: words joined by ``.`` or ``_`` (``React.lazy``,
+    ``generic_associated_types``, a ``Feature Name:`` line) are terms whole and by part, so
+    a question naming the parts finds the identifier and the reverse."""
+    assert en_terms("- Feature Name: generic_associated_types")[-3:] == [
+        "generic",
+        "associ",
+        "type",
+    ]
+    assert set(en_terms("generic associated types")) <= set(en_terms("generic_associated_types"))
+    assert {"react", "lazi"} <= set(en_terms("React.lazy"))
+    assert en_terms("a_b x.y") == ["a_b", "x.i"]  # one-letter parts are no terms
 
 
 def test_chunk_keys_are_the_ids_themselves() -> None:

@@ -45,6 +45,9 @@ _WORD = re.compile(rf"{_LETTER}+(?:['\u2019.]{_LETTER}+)*")
 # The same words in lower-cased ASCII text (no CJK run, no U+2019), about a third faster.
 _ASCII_WORD = re.compile(r"[a-z0-9_]+(?:['.][a-z0-9_]+)*")
 
+# Splits a joined word into its parts (``.`` and ``_``; an apostrophe's clitic is no part).
+_JOINER = re.compile(r"[._]+")
+
 TERMS_VERSION = "terms-3"
 MAX_TERM = 40
 
@@ -57,12 +60,20 @@ def _stem(word: str) -> str:
 
 
 def en_terms(text: str) -> list[str]:
-    """The ``en`` terms of ``text``, in order (repeats kept)."""
+    """The ``en`` terms of ``text``: each word's stem, in order (repeats kept), then the
+    parts of each word joined by ``.`` or ``_`` (``React.lazy`` → ``react.lazi``, then
+    ``react``, ``lazi``; ``generic_associated_types`` → …, ``generic``, ``associ``,
+    ``type``), so an identifier is found by its parts and a part by the identifier."""
     lowered = text.lower()
     words = (_ASCII_WORD if lowered.isascii() else _WORD).findall(lowered)
     if words and max(map(len, words)) > MAX_TERM:
         words = [w for w in words if len(w) <= MAX_TERM]
-    return list(map(_stem, words))
+    out = list(map(_stem, words))
+    if "." in lowered or "_" in lowered:
+        for word in words:
+            if "." in word or "_" in word:
+                out.extend(_stem(part) for part in _JOINER.split(word) if len(part) > 1)
+    return out
 
 
 def cjk_terms(text: str) -> list[str]:
