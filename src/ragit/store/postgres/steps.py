@@ -19,9 +19,9 @@ heading_path, token_count, len_en, len_cjk, embedding, len_ko)``
     length in keyword terms per field (:mod:`ragit.text.terms`).
 ``ragit_chunk_terms(namespace_id, field, term, chunk_id, tf)``
     Keyword postings: how often each term occurs in each chunk, per field (0 = ``en``,
-    1 = ``cjk``, 2 = ``ko``; ``len_ko`` since version 3, whose migration indexes the Korean
-    morphemes of the chunks already stored). BM25's statistics are computed from these per
-    snapshot at query time.
+    1 = ``cjk``, 2 = ``ko``; ``len_ko`` since version 3, whose migration indexes the chunks
+    already stored again under the term rules ``terms-3``). BM25's statistics are computed
+    from these per snapshot at query time.
     Written only by the transaction that inserts the chunk, deleted only by the security
     purge that deletes it (no foreign key since version 2: checking it per row dominated
     bulk loads).
@@ -110,8 +110,8 @@ ALTER TABLE ragit_chunk_terms
     ),
     Step(
         "Korean morphemes: the keyword field ko (terms-3)",
-        # The rows already stored get their morphemes in the same transaction
-        # (ragit.store.postgres.migrate indexes them after this statement).
+        # The rows already stored are indexed again under terms-3 (their en terms, and their
+        # ko morphemes) in the same transaction, by ragit.store.postgres.migrate.
         """
 ALTER TABLE ragit_chunks ADD COLUMN len_ko integer NOT NULL DEFAULT 0;
 ALTER TABLE ragit_chunk_terms DROP CONSTRAINT IF EXISTS ragit_chunk_terms_field_check;
