@@ -12,6 +12,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from fixtures.build import build_fixture
+
 # Printed by an exit hook of the child process: every module it imported, and how many
 # click commands it built.
 _PROBE = """
@@ -36,13 +40,13 @@ sys.argv = ["ragit", *sys.argv[1:]]
 runpy.run_module("ragit", run_name="__main__")
 """
 
-# Heavy modules no read command needs: pydantic (the contract's and config's models are
-# for input validation and describe), importlib.metadata (distribution scans), the status
-# report, every writer, HTTP clients and the terminal UI.
+# Heavy modules no read command needs: pydantic (the contract's models are for input
+# validation and describe; config and manifests are read without it), the status report,
+# every writer, HTTP clients, TOML editing and the terminal UI. (importlib.metadata is not
+# listed: zvec reads its own version with it on import.)
 _NEVER_ON_THE_READ_PATH = (
     "pydantic",
     "pydantic_core",
-    "importlib.metadata",
     "ragit.contract.models",
     "ragit.ops.status",
     "ragit.ingest",
@@ -88,3 +92,48 @@ def test_version_answers_before_click_or_the_command_registry_is_imported(
     ours = {m for m in modules if m.split(".")[0] == "ragit"}
     assert ours == {"ragit", "ragit.cli", "ragit.cli.main", "ragit._guard"}
     assert not _offenders(modules, ("click", "pydantic", "numpy", "json", "subprocess"))
+
+
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("startup") / "repo"
+    build_fixture("docs-basic", root)
+    for argv in (
+        [sys.executable, "-m", "ragit", "init", "--yes"],
+        ["git", "add", ".ragit/config.toml", ".gitignore"],
+        ["git", "commit", "-q", "-m", "init ragit"],
+        [sys.executable, "-m", "ragit", "ingest", "--all", "--format", "json"],
+    ):
+        subprocess.run(argv, cwd=root, capture_output=True, check=True)
+    return root
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("query", "how are postings validated", "--format", "json"),
+        ("context", "pack", "how are postings validated", "--format", "json"),
+        ("status", "--format", "json"),
+    ],
+    ids=["query", "context pack", "status"],
+)
+def test_a_cold_read_imports_no_model_library_and_builds_only_its_own_command(
+    indexed: Path, args: tuple[str, ...]
+) -> None:
+    """Implementation choice: a cold read command imports no pydantic, no distribution
+    metadata, no writer and no status report, and builds one click command, not the
+    whole tree."""
+    modules, built, proc = _run(indexed, *args)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["ok"] is True
+    own = "ragit.ops.status" if args[0] == "status" else None  # the status report is its own
+    assert not _offenders(modules, tuple(m for m in _NEVER_ON_THE_READ_PATH if m != own))
+    assert built.count("Command") == 1
+
+
+def test_status_opens_no_store_engine(indexed: Path) -> None:
+    """Contract-mandated (§12): `status` never opens the store, so it loads neither zvec
+    nor numpy (nor, therefore, the distribution metadata zvec reads for its version)."""
+    modules, _, proc = _run(indexed, "status", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    assert not _offenders(modules, ("zvec", "numpy", "importlib.metadata"))
