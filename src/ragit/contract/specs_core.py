@@ -119,7 +119,7 @@ CORE_COMMANDS: tuple[CommandSpec, ...] = (
         ),
         handler="ragit.cli.commands.status:run",
         default_format="json",
-        output_model="ragit.cli.commands.status:StatusData",
+        output_model="ragit.cli.commands.status_data:StatusData",
         examples=("ragit status", "ragit status --cwd path/to/repo --format json"),
         related=("doctor", "ingest", "init"),
     ),
@@ -222,7 +222,7 @@ CORE_COMMANDS: tuple[CommandSpec, ...] = (
         handler="ragit.cli.commands.query:run_query_cmd",
         default_format="both",
         views=True,
-        input_model="ragit.retrieve.query:QueryInput",
+        input_model="ragit.retrieve.inputs:QueryInput",
         arguments=(
             Argument(
                 "question",
@@ -278,7 +278,7 @@ CORE_COMMANDS: tuple[CommandSpec, ...] = (
         default_format="both",
         group="context",
         views=True,
-        input_model="ragit.retrieve.query:ContextPackInput",
+        input_model="ragit.retrieve.inputs:ContextPackInput",
         arguments=(
             Argument(
                 "goal",

@@ -36,8 +36,7 @@ estimate) and a chunk's stored ``token_count`` holds.
 
 from __future__ import annotations
 
-import re
-
+from ragit.text.patterns import lazy
 from ragit.text.scripts import (
     CJK_COMPAT_IDEOGRAPHS,
     CJK_EXT_A,
@@ -58,7 +57,7 @@ _OPAQUE = (
     r"[A-Za-z0-9]+(?![A-Za-z0-9])"
 )
 # Every match is one token (an opaque run is one match here and gets the rest below).
-_PIECE = re.compile(
+_PIECE = lazy(
     "|".join(
         [
             _OPAQUE,
@@ -75,11 +74,11 @@ _PIECE = re.compile(
         ]
     )
 )
-_OPAQUE_RUN = re.compile(_OPAQUE)
-_CJK_CHAR = re.compile(f"[{_CJK}]")
+_OPAQUE_RUN = lazy(_OPAQUE)
+_CJK_CHAR = lazy(f"[{_CJK}]")
 # A symbol of three or four UTF-8 bytes costs one more; of four bytes, one more again.
-_WIDE_SYMBOL = re.compile(r"[^\w\s\x00-\u07ff]")
-_ASTRAL = re.compile(r"[\U00010000-\U0010ffff]")
+_WIDE_SYMBOL = lazy(r"[^\w\s\x00-\u07ff]")
+_ASTRAL = lazy(r"[\U00010000-\U0010ffff]")
 
 
 def token_estimate(text: str) -> int:
