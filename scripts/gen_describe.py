@@ -66,7 +66,7 @@ def _common_options(spec: CommandSpec) -> list[dict[str, Any]]:
                 "name": "--view",
                 "type": "enum",
                 "required": False,
-                "description": "Projection of each hit; agents should prefer minimal.",
+                "description": spec.view_description,
                 "enum": ["minimal", "default", "full"],
                 "defaultValue": "default",
             }

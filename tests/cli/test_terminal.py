@@ -252,7 +252,15 @@ def test_config_get_and_list(repo: Path) -> None:
     got = _pipe(["config", "get", "retrieval.top_k", "--format", "text"], repo)
     assert got.stdout.strip() == "5"
     listed = json.loads(_pipe(["config", "list"], repo).stdout)["data"]["entries"]
-    assert {"key": "output.format", "value": None, "default": None, "set": False} in listed
+    entry = next(e for e in listed if e["key"] == "output.format")
+    assert {k: entry[k] for k in ("value", "default", "set")} == {
+        "value": None,
+        "default": None,
+        "set": False,
+    }
+    assert entry["source"] == "terminal"
+    alpha = _pipe(["config", "get", "retrieval.alpha", "--format", "text"], repo)
+    assert alpha.stdout.strip() == "0.3"  # the provider's value in force
 
 
 def test_config_keys_in_the_registry_match_the_model() -> None:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from ragit.ingest.chunking import (
@@ -225,7 +226,7 @@ def test_decomposed_hangul_is_composed() -> None:
 
 def test_long_section_is_split_into_overlapping_windows_at_paragraphs() -> None:
     """Contract-mandated (UR §8: ~1000-char windows, 120-char overlap); boundaries are a choice."""
-    paragraphs = [f"Paragraph {i} " + "word " * 40 for i in range(30)]
+    paragraphs = [f"Paragraph {i} opens. " + "Then a word or two more. " * 8 for i in range(30)]
     text = "# Long\n\n" + "\n\n".join(p.strip() for p in paragraphs) + "\n"
     chunks = chunk_markdown(text)
     assert len(chunks) > 5
@@ -237,7 +238,72 @@ def test_long_section_is_split_into_overlapping_windows_at_paragraphs() -> None:
         assert second.char_start < first_end  # overlap
         assert first_end - second.char_start <= 120
         assert body[first_end : first_end + 2] == "\n\n"  # cut at a paragraph boundary
-        assert second.text.split()[0] in first.text  # starts on a word from the overlap
+        assert second.text.startswith("Then a word")  # the overlap is whole sentences
+
+
+def _wrapped(sentences: list[str], width: int = 72) -> str:
+    """Sentences as one paragraph hard-wrapped at ``width``, as many RFCs are written."""
+    import textwrap
+
+    return "\n".join(textwrap.wrap(" ".join(sentences), width))
+
+
+def _starts_a_sentence(body: str, at: int) -> bool:
+    before = body[:at].rstrip()
+    if not before or "\n\n" in body[len(before) : at + 1]:
+        return True
+    line = body[body.rfind("\n", 0, at) + 1 : at + 2].lstrip()
+    if line[:2] in ("- ", "* ", "> ") or line[:1] == "|":
+        return True
+    return before[-1] in ".!?" and not body[at].islower()
+
+
+def test_windows_start_where_a_sentence_starts() -> None:
+    """Implementation choice (chunking docstring): a window never starts mid-sentence."""
+    sentences = [
+        f"Closure {i} captures its environment, e.g. variables it mentions, when they can "
+        "use async/await inside the body."
+        if i % 3
+        else f"Rule {i} holds! Does it hold?"
+        for i in range(60)
+    ]
+    text = "# Captures\n\n" + _wrapped(sentences[:30]) + "\n\n" + _wrapped(sentences[30:])
+    chunks = chunk_markdown(text)
+    body = normalized_body(text)
+    assert len(chunks) >= 4
+    _assert_invariants(text, chunks, 1000)
+    for chunk in chunks[1:]:
+        assert _starts_a_sentence(body, chunk.char_start), chunk.text[:60]
+        assert not chunk.text.startswith(("variables", "use async"))
+    for first, second in itertools.pairwise(chunks):  # overlap stays under its bound
+        assert first.char_start + len(first.text) - second.char_start <= 120
+
+
+def test_no_chunk_starts_with_a_link_reference_definition() -> None:
+    """Implementation choice (chunking docstring): link definitions are targets, not text."""
+    definitions = "\n".join(f'[ref-{i}]: https://example.org/{i} "Title {i}"' for i in range(8))
+    prose = _wrapped([f"Sentence {i} cites [ref-{i % 8}] and explains why." for i in range(40)])
+    text = (
+        f"{definitions}\n\n# Survey\n\n{prose}\n\n{definitions}\n\n{prose}\n\n"
+        "[^note]: A footnote is text, so it stays.\n"
+    )
+    chunks = chunk_markdown(text)
+    assert chunks, text
+    for chunk in chunks:
+        assert not re.match(r"\s*\[[^\]^][^\]]*\]: ", chunk.text), chunk.text[:60]
+    assert chunks[0].section_title == "Survey"  # the definitions before the title: no chunk
+    assert any("[^note]: A footnote is text" in c.text for c in chunks)
+    only = chunk_markdown("[survey]: https://example.org/survey\n")
+    assert only == []
+
+
+def test_a_link_reference_definition_is_skipped_only_where_it_opens_a_line() -> None:
+    """Implementation choice (chunking docstring): indented definitions (as in a list
+    item) are targets too; mid-line, ``[label]: …`` is text and stays."""
+    for indent in ("    ", "  \t", "\t"):
+        assert chunk_markdown(f"{indent}[ref]: https://example.org/x\n") == []
+    kept = chunk_markdown("Cut here. [ref]: https://example.org/x\n", max_chars=32, overlap=6)
+    assert any("https://example.org/x" in c.text for c in kept)
 
 
 def test_huge_headless_fixture_section_is_split_into_body_windows() -> None:
@@ -359,8 +425,13 @@ _markdown_piece = st.sampled_from(
         "  \t",
         "longwordwithoutspaces" * 3,
         "para.\n\n",
+        "One sentence. ",
+        "e.g. this ",
+        "[ref]: https://example.org/x\n",
+        "[^n]: a footnote\n",
     ]
 )
+_DEFINITION = re.compile(r"(?m)^[ \t]*\[(?!\^)[^\]\n]+\]:[ \t]*\S+[ \t]*$")
 
 
 @settings(max_examples=400, deadline=None)
@@ -368,8 +439,10 @@ _markdown_piece = st.sampled_from(
     st.lists(_markdown_piece, max_size=80).map("".join),
     st.integers(min_value=32, max_value=200),
 )
+@example(text="One sentence. [ref]: https://example.org/x\n", max_chars=32)
 def test_chunk_invariants_hold_for_arbitrary_markdown(text: str, max_chars: int) -> None:
-    """Implementation choice: non-empty, verbatim, normalized, bounded, covering chunks."""
+    """Implementation choice: non-empty, verbatim, normalized, bounded chunks covering all
+    text but link definitions, none starting on one."""
     overlap = max_chars // 5
     chunks = chunk_markdown(text, max_chars=max_chars, overlap=overlap)
     _assert_invariants(text, chunks, max_chars)
@@ -379,5 +452,10 @@ def test_chunk_invariants_hold_for_arbitrary_markdown(text: str, max_chars: int)
         covered[chunk.char_start : chunk.char_start + len(chunk.text)] = b"\x01" * len(chunk.text)
     for heading in iter_headings(body):  # bare parent headings live in child breadcrumbs
         covered[heading.start : heading.end] = b"\x01" * (heading.end - heading.start)
+    for definition in _DEFINITION.finditer(body):  # link targets are not chunk text
+        covered[definition.start() : definition.end()] = b"\x01" * len(definition.group(0))
     missing = [body[i] for i in range(len(body)) if not covered[i] and not body[i].isspace()]
     assert missing == []
+    for chunk in chunks:  # a chunk may start on "[ref]:" only mid-line
+        line = body.rfind("\n", 0, chunk.char_start) + 1
+        assert body[line : chunk.char_start].strip() or _DEFINITION.match(body, line) is None

@@ -144,6 +144,7 @@ class PageReport:
     body_font_px: float = 0.0
     print_visible: dict[str, bool] = field(default_factory=dict)
     pdf: bytes = b""
+    broken_words: list[str] = field(default_factory=list)
 
 
 # Elements whose box reaches past the viewport (tag#id.class and right edge), at most 10.
@@ -157,6 +158,34 @@ _TOO_WIDE = """
                (el.className ? '.' + String(el.className).split(' ').join('.') : '') +
                ' right=' + Math.round(r.right));
       if (out.length >= 10) break;
+    }
+  }
+  return JSON.stringify(out);
+})()
+"""
+
+# Words of table cells that the layout broke across two lines ("baseli|ne"), at most 10:
+# a word of at most 24 characters whose range has line boxes on more than one line.
+# Longer tokens (paths, URLs, code) may wrap: no column could hold them all.
+_BROKEN_WORDS = """
+(() => {
+  const out = [];
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    if (!node.parentElement || !node.parentElement.closest('td, th')) continue;
+    const re = /\\S+/g;
+    let m;
+    while ((m = re.exec(node.data)) !== null) {
+      if (m[0].length > 24) continue;
+      const range = document.createRange();
+      range.setStart(node, m.index);
+      range.setEnd(node, m.index + m[0].length);
+      const tops = new Set([...range.getClientRects()].filter(r => r.width > 0)
+                           .map(r => Math.round(r.top)));
+      if (tops.size > 1) {
+        out.push(m[0]);
+        if (out.length >= 10) return JSON.stringify(out);
+      }
     }
   }
   return JSON.stringify(out);
@@ -246,8 +275,15 @@ def inspect_page(
         )
         report.scroll_width, report.viewport_width, report.body_font_px = widths
         report.too_wide = json.loads(evaluate(_TOO_WIDE))
-        if screenshot is not None:
-            shot = chrome.call("Page.captureScreenshot", {"format": "png"}, session=session)
+        report.broken_words = json.loads(evaluate(_BROKEN_WORDS))
+        if screenshot is not None:  # the whole page, not only the first screen
+            size = chrome.call("Page.getLayoutMetrics", session=session)["cssContentSize"]
+            clip = {"x": 0, "y": 0, "width": width, "height": size["height"], "scale": 1}
+            shot = chrome.call(
+                "Page.captureScreenshot",
+                {"format": "png", "clip": clip, "captureBeyondViewport": True},
+                session=session,
+            )
             screenshot.write_bytes(base64.b64decode(shot["data"]))
         chrome.call("Emulation.setEmulatedMedia", {"media": "print"}, session=session)
         report.print_visible = json.loads(evaluate(_PRINT_VISIBLE))

@@ -19,6 +19,7 @@ SECRET_DOC = "ghp_RagitFixtureFAKEclassic0000000000003"
 SECRET_WRAP = "xoxb-1000000000006-2000000000006-RagitFixtureFAKEbot00006"
 SECRET_EVENT = "sk-RagitFixtureFAKElegacyKey00000000000000000000001"
 SECRETS = (SECRET_DOC, SECRET_WRAP, SECRET_EVENT)
+RFC_LIKE = "docs/notes/3668-async-closure-captures-and-their-lifetimes-in-detail.md"
 
 
 def ragit(repo: Path, *args: str) -> dict[str, Any]:
@@ -43,6 +44,13 @@ def repo(tmp_path: Path) -> Path:
     (root / "docs/adr/0009-markup.md").write_text(
         "---\ntype: adr\n---\n# <script>alert('title')</script> & <b>bold</b>\n\n"
         f"## <img src=x onerror=alert(1)> heading\n\nThe deploy token is {SECRET_DOC} here.\n",
+        encoding="utf-8",
+    )
+    # an untyped note titled by no heading: its first heading is a section, as in an RFC
+    (root / RFC_LIKE).write_text(
+        "- Feature Name: `async_closure_captures`\n- Start Date: 2024-06-25\n\n"
+        "## Summary\n\nAsync closures capture what their body mentions.\n\n"
+        "## Motivation\n\nClosures and futures meet here.\n",
         encoding="utf-8",
     )
     git(root, "add", "-A")
@@ -195,6 +203,8 @@ def page_problems(browser: str, profile: Path, page: Path, artifacts: Path) -> l
             problems += [f"{PHONE}px: wider than the viewport: {e}" for e in report.too_wide]
             if report.body_font_px < 14:
                 problems.append(f"{PHONE}px: body text {report.body_font_px}px")
+        elif report.broken_words:
+            problems.append(f"{width}px: words broken across lines: {report.broken_words}")
         hidden = [k for k in SECTION_IDS if not report.print_visible.get(k)]
         if hidden or report.print_visible.get("nav"):
             problems.append(f"print: sections hidden {hidden}, nav shown {report.print_visible}")
@@ -249,6 +259,20 @@ def test_the_report_in_headless_chromium(
     assert not re.search(r"<script", page, re.IGNORECASE)
     for secret in SECRETS:
         assert secret not in page
+    # what a reader sees: titles, plain labels, human dates, short SHAs
+    trust = page.split('id="what-to-trust"', 1)[1].split('id="how-we-got-here"', 1)[0]
+    row = re.compile(
+        r'<tr id="item-document-[0-9a-f]+">.*?<td>(.*?)</td>.*?<td class="opt kind">(.*?)</td>',
+        re.S,
+    )
+    cells = {m.group(1): m.group(2) for m in row.finditer(trust)}  # Knowledge -> Type
+    assert any(k.startswith("3668 async closure captures") for k in cells), cells
+    assert not any(k.startswith("Summary") for k in cells), cells
+    assert "[unknown]" not in page and ">unknown<" not in page
+    assert "No memory wrap recorded" not in page
+    header = page.split("</header>", 1)[0]
+    assert not re.search(r"[0-9a-f]{40}</", header), header  # a short SHA, the full one a title
+    assert not re.search(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}", re.sub(r'"[^"]*"', "", page))
     source = report.read_text(encoding="utf-8")
     assert '<meta name="viewport" content="width=device-width, initial-scale=1">' in source
     assert "@media print" in source  # the print stylesheet
@@ -281,6 +305,18 @@ def test_the_browser_checks_can_fail(repo: Path, tmp_path_factory: pytest.TempPa
     assert f"{PHONE}px: wider than the viewport: div" in text, text
     assert f"{PHONE}px: document" in text, text
     assert "print: sections hidden [], nav shown" in text, text
+    # 1b. a word squeezed into a column too narrow for it
+    squeezed = work / "squeezed.html"
+    squeezed.write_text(
+        source.replace(
+            "<main>",
+            '<main><table style="width:40px"><tr><td style="width:30px">baseline</td>'
+            "<td>x</td></tr></table>",
+        ),
+        encoding="utf-8",
+    )
+    problems = page_problems(browser, work / "profile-3", squeezed, work)
+    assert "1280px: words broken across lines: ['baseline']" in problems, problems
     # 2. without the policy a script runs: an uncaught error is reported
     thrown = work / "thrown.html"
     thrown.write_text(

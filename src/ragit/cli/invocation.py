@@ -38,6 +38,7 @@ from ragit.contract.errors import (
     NotAGitRepository,
     RagitError,
 )
+from ragit.contract.terminal import colour_enabled, printable
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -58,6 +59,8 @@ class Outcome:
     text: Callable[[], str] | str = ""
     warnings: list[str] = field(default_factory=list)
     error: RagitError | None = None
+    # Long text a person reads at a terminal goes through the pager (ragit.cli.pager).
+    paged: bool = False
 
 
 class Invocation:
@@ -248,7 +251,7 @@ def _emit_unexpected(exc: BaseException) -> int:
     if os.environ.get("RAGIT_DEBUG") == "1":
         traceback.print_exception(exc)
     message = str(exc) or type(exc).__name__
-    sys.stderr.write(f"[ragit] error: {message}\n")
+    sys.stderr.write(printable(f"[ragit] error: {message}\n"))
     return EXIT_UNEXPECTED
 
 
@@ -299,11 +302,17 @@ def run_spec(spec: CommandSpec, params: dict[str, Any], ctx: click.Context) -> i
             if inv.fmt in ("text", "both"):
                 from ragit.cli.render import human_failure
 
-                sys.stderr.write(human_failure(outcome.error, spec, params))
+                human = human_failure(outcome.error, spec, params)
+                sys.stderr.write(printable(human, keep_colour=colour_enabled(sys.stderr)))
             sys.stdout.flush()
             return outcome.error.exit_code
         text = outcome.text
-        emit_success(inv.fmt, env, text if callable(text) else (lambda: str(text)))
+        pager = None
+        if outcome.paged and inv.fmt == "text":
+            from ragit.cli.pager import page, wants_pager
+
+            pager = page if wants_pager() else None
+        emit_success(inv.fmt, env, text if callable(text) else (lambda: str(text)), pager=pager)
         sys.stdout.flush()
         return 0
     except KeyboardInterrupt:

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
     import click
 
-    from ragit.contract.command_spec import CommandSpec
+    from ragit.contract.command_spec import CommandSpec, Option
 
 _VERSION_FLAGS = (["--version"], ["-V"])
 
@@ -37,16 +37,36 @@ commands with `--dry-run` first.
 """
 
 
+def _option_completer(opt: Option) -> Any:
+    """What shell completion offers for an option's value (ragit.cli.complete)."""
+    from ragit.cli import complete
+
+    if opt.enum:
+        return complete.values(opt.enum)
+    if opt.completions:
+        return complete.values(opt.completions)
+    if opt.type == "path":
+        return complete.paths
+    return None
+
+
 def _build_command(spec: CommandSpec) -> click.Command:
     import click
 
+    from ragit.cli import complete
+    from ragit.contract.command_spec import FORMATS, VIEWS
+
     params: list[click.Parameter] = []
     for arg in spec.arguments:
+        completer = complete.ARGUMENTS.get(f"{spec.path} {arg.name}")
+        if completer is None and arg.type == "path":
+            completer = complete.paths
         params.append(
             click.Argument(
                 [arg.name],
                 required=arg.required and not spec.input_model,
                 nargs=-1 if arg.variadic or arg.joins_words else 1,
+                shell_complete=completer,
             )
         )
     for opt in spec.options:
@@ -72,6 +92,7 @@ def _build_command(spec: CommandSpec) -> click.Command:
                     + (f" One of: {', '.join(opt.enum)}." if opt.enum else "")
                     + (f" Default: {opt.default}." if opt.default not in (None, False) else ""),
                     metavar=opt.type.upper() if opt.type != "enum" else "|".join(opt.enum or ()),
+                    shell_complete=_option_completer(opt),
                 )
             )
     fmt_decls = ["--format", *spec.extra_format_aliases]
@@ -81,6 +102,7 @@ def _build_command(spec: CommandSpec) -> click.Command:
             default=None,
             show_default=False,
             metavar="text|json|both",
+            shell_complete=complete.values(FORMATS),
             help=(
                 f"Output format (default: text at a terminal, {spec.default_format} in a pipe; "
                 "RAGIT_FORMAT or output.format change it)."
@@ -93,7 +115,8 @@ def _build_command(spec: CommandSpec) -> click.Command:
                 ["--view", "view"],
                 default=None,
                 metavar="minimal|default|full",
-                help="Projection of each hit (default: default).",
+                shell_complete=complete.values(VIEWS),
+                help=f"{spec.view_description} Default: default.",
             )
         )
     if spec.input_model:
@@ -102,6 +125,7 @@ def _build_command(spec: CommandSpec) -> click.Command:
                 ["--input", "input"],
                 default=None,
                 metavar="PATH|-",
+                shell_complete=complete.paths,
                 help="Read the request as a JSON object from a repo file or stdin (-).",
             )
         )
@@ -140,6 +164,7 @@ def _build_command(spec: CommandSpec) -> click.Command:
                 ["--cwd", "cwd"],
                 default=None,
                 metavar="PATH",
+                shell_complete=complete.paths,
                 help="Run in this repository (any directory inside it).",
             )
         )
@@ -198,12 +223,9 @@ def _lazy_group_class() -> type[click.Group]:
             if isinstance(child, dict):
                 from ragit.contract.command_spec import GROUP_HELP
 
-                built = SpecGroup(
-                    cmd_name,
-                    child,
-                    help=GROUP_HELP.get(cmd_name, f"`{cmd_name}` commands."),
-                    no_args_is_help=True,
-                )
+                text = GROUP_HELP.get(cmd_name, f"`{cmd_name}` commands.")
+                # short_help is the whole summary: listings wrap it instead of cutting it.
+                built = SpecGroup(cmd_name, child, help=text, short_help=text, no_args_is_help=True)
             else:
                 built = _build_command(child)
             self.add_command(built)
@@ -293,7 +315,58 @@ def _requested_format(argv: Sequence[str], spec: CommandSpec | None) -> str:
     return spec.default_format if spec else "text"
 
 
-def _usage_line(exc: click.UsageError, spec: CommandSpec | None) -> str:
+def _positionals(argv: Sequence[str], spec: CommandSpec) -> list[str]:
+    """The words of ``argv`` that are not options or option values."""
+    valued = {"--format", "--view", "--input", "--cwd", *spec.extra_format_aliases}
+    for opt in spec.options:
+        if opt.type != "boolean":
+            valued.update((opt.name, *opt.aliases))
+    words: list[str] = []
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg.startswith("-") and arg != "-":
+            skip = arg in valued
+        else:
+            words.append(arg)
+    return words
+
+
+def _extra_arguments(argv: Sequence[str], spec: CommandSpec | None) -> list[str] | None:
+    """The words click found no place for, when that is the error (else None)."""
+    if spec is None:
+        return None
+    words = _positionals(argv, spec)
+    taken = len(spec.words) + len(spec.arguments)
+    if any(arg.variadic or arg.joins_words for arg in spec.arguments):
+        return None
+    return words[taken:] or None
+
+
+def _glob_hint(argv: Sequence[str], spec: CommandSpec | None, extra: list[str]) -> str:
+    """What to type instead: the glob quoted (the same command, for a positional value).
+
+    The shell expanded an unquoted glob into the file names it matched; their common
+    directory gives the glob back (``text/0001.md text/0002.md`` → ``'text/**'``).
+    """
+    import os.path
+    import shlex
+
+    words = _positionals(argv, spec) if spec is not None else []
+    first = len(spec.words) + len(spec.arguments) - 1 if spec and spec.arguments else None
+    names = words[first:] if first is not None else extra
+    relative = all(n and not os.path.isabs(n) for n in names)
+    common = os.path.commonpath(names) if names and relative else ""
+    glob = f"{common}/**" if common and common not in names else "<glob>"
+    hint = "quote the glob so the shell does not expand it"
+    if first is None:
+        return f"{hint} ('{glob}', not {glob})" if glob != "<glob>" else hint
+    given = " ".join(shlex.quote(w) for w in words[:first])
+    return f"{hint}: ragit {given} '{glob}'"
+
+
+def _usage_line(exc: click.UsageError, spec: CommandSpec | None, argv: Sequence[str] = ()) -> str:
     """One line for a click usage error, in the user's own words, with where to look."""
     import click
 
@@ -302,7 +375,21 @@ def _usage_line(exc: click.UsageError, spec: CommandSpec | None) -> str:
     message = exc.format_message().rstrip(".")
     ctx = exc.ctx
     command = ctx.command if ctx is not None else None
-    if isinstance(exc, click.NoSuchOption) and exc.possibilities:
+    extra = _extra_arguments(argv, spec) if message.startswith("Got unexpected extra") else None
+    missing = getattr(exc, "param", None) if isinstance(exc, click.MissingParameter) else None
+    if spec is not None and isinstance(missing, click.Argument):
+        from ragit.cli.render import usage_line
+
+        for arg in spec.arguments:
+            if arg.name == missing.name:
+                text = usage_line(spec, arg)
+                return text.replace("error:", paint("error:", "red", sys.stderr), 1) + "\n"
+    if extra is not None and len(extra) > 1:
+        message = (
+            f"{len(extra)} more arguments than `ragit {spec.path if spec else ''}` takes "
+            f"({extra[0]}, …): {_glob_hint(argv, spec, extra)}"
+        )
+    elif isinstance(exc, click.NoSuchOption) and exc.possibilities:
         message = f"no such option '{exc.option_name}'; did you mean '{exc.possibilities[0]}'?"
     elif isinstance(exc, click.NoSuchOption):
         message = f"no such option '{exc.option_name}'"
@@ -325,9 +412,13 @@ def _usage_failure(exc: click.UsageError, argv: Sequence[str]) -> int:
     fmt = _requested_format(argv, spec)
     param = getattr(exc, "param", None)
     field = getattr(param, "name", None) or "arguments"
-    error = InputInvalid(str(field), exc.format_message())
+    reason = exc.format_message()
+    extra = _extra_arguments(argv, spec) if reason.startswith("Got unexpected extra") else None
+    if extra is not None and len(extra) > 1:  # an unquoted glob: never a list of file names
+        reason = f"{len(extra)} unexpected extra arguments; {_glob_hint(argv, spec, extra)}"
+    error = InputInvalid(str(field), reason)
     env = envelope(spec.path if spec else "ragit", os.getcwd(), None, [], error)
-    human = _usage_line(exc, spec) if fmt in ("text", "both") else None
+    human = _usage_line(exc, spec, argv) if fmt in ("text", "both") else None
     emit_failure(fmt, env, error, human=human)
     return error.exit_code
 

@@ -69,6 +69,9 @@ class ProgressDisplay:
     def __call__(self, message: str) -> None:
         if self.mode == "off":
             return
+        from ragit.contract.terminal import printable
+
+        message = printable(message)  # a path in a message never steers the terminal
         phase, text, done, total = split(message)
         if self.mode == "lines":
             self._line(phase, message, done, total)

@@ -10,26 +10,22 @@ text|both``; the JSON envelope is built elsewhere and never changes with it.
 from __future__ import annotations
 
 import difflib
-import os
 import sys
 from collections.abc import Iterable, Mapping
 from typing import IO, Any
 
-from ragit.contract.command_spec import CommandSpec
+from ragit.contract.command_spec import Argument, CommandSpec
 from ragit.contract.errors import RagitError
+from ragit.contract.terminal import colour_enabled
 
-_CODES = {"red": "31", "yellow": "33", "green": "32", "bold": "1", "dim": "2"}
-
-
-def colour_enabled(stream: IO[str] | None = None) -> bool:
-    """Colour only on a terminal, and never with ``NO_COLOR`` set to anything non-empty."""
-    if os.environ.get("NO_COLOR"):
-        return False
-    target = stream if stream is not None else sys.stdout
-    try:
-        return bool(target.isatty())
-    except (AttributeError, ValueError):
-        return False
+_CODES = {
+    "red": "31",
+    "yellow": "33",
+    "green": "32",
+    "bold": "1",
+    "dim": "2",
+    "match": "1;33",  # a question word in a hit (bold yellow)
+}
 
 
 def paint(text: str, colour: str, stream: IO[str] | None = None) -> str:
@@ -132,10 +128,34 @@ def _input_line(error: RagitError, spec: CommandSpec, params: Mapping[str, Any])
         return None
     flag, kind = found
     given = _raw(params, kind, field)
+    if isinstance(kind, Argument) and kind.required and not given and params.get("input") is None:
+        return usage_line(spec, kind)
     if given is None or params.get("input") is not None:
         return None
+    if getattr(kind, "variadic", False):  # the reason names the one value that is wrong
+        return f"error: invalid value for '{flag}': {reason}{_see(spec)}"
     expected = _expected(kind, field, reason, given)
     return f"error: invalid value '{given}' for '{flag}': {expected}{_see(spec)}"
+
+
+def usage_line(spec: CommandSpec, missing: Argument) -> str:
+    """``usage: ragit query [OPTIONS] QUESTION...`` and what is missing, with an example."""
+    words = []
+    for arg in spec.arguments:
+        name = arg.name.upper() + ("..." if arg.variadic or arg.joins_words else "")
+        words.append(name if arg.required else f"[{name}]")
+    alt = " (or --input PATH|-)" if spec.input_model else ""
+    usage = f"usage: ragit {spec.path} [OPTIONS] {' '.join(words)}{alt}"
+    example = next(
+        (
+            e.split(" --", 1)[0]
+            for e in spec.examples
+            if e.split(" --", 1)[0] != f"ragit {spec.path}"
+        ),
+        None,
+    )
+    hint = f", e.g. {example}" if example else ""
+    return f"{usage}\nerror: missing {missing.name}{hint}{_see(spec)}"
 
 
 def _at_command(spec: CommandSpec, params: Mapping[str, Any], sha: str) -> str:
@@ -178,7 +198,7 @@ def human_failure(
     if error.code == "INPUT_INVALID" and spec is not None:
         line = _input_line(error, spec, params or {})
         if line is not None:
-            return label + line[len("error:") :] + "\n"
+            return line.replace("error:", label, 1) + "\n"
     kind = error.category.replace("_", " ")
     retry = "retryable" if error.retryable else "not retryable"
     lines = [f"{label} {error.message}", f"  code: {error.code} ({kind}, {retry})"]

@@ -14,6 +14,10 @@ from typing import Any
 FORMATS = ("text", "json", "both")
 VIEWS = ("minimal", "default", "full")
 SCOPES = ("durable", "session", "harness", "evidence", "all")
+VIEW_HELP = (
+    "How much of each hit: minimal (path, section, score, citation, 120-character "
+    "excerpt), default (adds the scores, 200-character excerpt) or full (the whole text)."
+)
 
 
 # The keys of .ragit/config.toml (ragit.config.config_keys(); a test keeps them equal).
@@ -110,6 +114,8 @@ class Option:
     input_key: str | None = None
     maximum: int | None = None
     aliases: tuple[str, ...] = ()
+    # Values shell completion offers for a non-enum option (e.g. doc types and aliases).
+    completions: tuple[str, ...] = ()
 
     @property
     def dest(self) -> str:
@@ -160,6 +166,12 @@ class CommandSpec:
     takes_cwd: bool = True
     description: str = ""
     extra_format_aliases: tuple[str, ...] = field(default=())
+    # What --view changes for this command (its help and `describe`); see VIEW_HELP.
+    view_help: str = ""
+
+    @property
+    def view_description(self) -> str:
+        return self.view_help or VIEW_HELP
 
     @property
     def words(self) -> tuple[str, ...]:

@@ -17,6 +17,7 @@ from typing import IO, Any
 from ragit import __version__
 from ragit.contract.errors import RagitError
 from ragit.contract.inputs import escape_non_utf8, is_unicode_text
+from ragit.contract.terminal import colour_enabled, json_safe, printable
 
 FORMATS = ("text", "json", "both")
 FORMAT_ALIASES = {"markdown": "text", "table": "text"}
@@ -79,14 +80,15 @@ def _escape_bytes(value: Any) -> Any:
 
 
 def _dumps(value: Any, **options: Any) -> str:
+    """JSON text: non-UTF-8 names escaped, DEL, C1 and bidi controls as ``\\u`` escapes."""
     text = json.dumps(value, ensure_ascii=False, **options)
-    if is_unicode_text(text):
-        return text
-    return json.dumps(_escape_bytes(value), ensure_ascii=False, **options)
+    if not is_unicode_text(text):
+        text = json.dumps(_escape_bytes(value), ensure_ascii=False, **options)
+    return json_safe(text)
 
 
 def dumps_compact(value: Any) -> str:
-    """One-line JSON with non-ASCII kept readable."""
+    """One-line JSON with non-ASCII kept readable (and terminal controls escaped)."""
     return _dumps(value, separators=(",", ":"))
 
 
@@ -102,15 +104,21 @@ def emit_success(
     render_text: Callable[[], str],
     *,
     stdout: IO[str] | None = None,
+    pager: Callable[[str], bool] | None = None,
 ) -> None:
-    """Write a successful result in the requested format (all on stdout)."""
+    """Write a successful result in the requested format (all on stdout).
+
+    ``pager``: for ``text`` only, shows the text instead of writing it (True when it did).
+    """
     out = stdout or sys.stdout
     if fmt == "json":
         out.write(_dumps_for(out, env) + "\n")
         return
-    text = render_text()
+    text = printable(render_text(), keep_colour=colour_enabled(out))
     if text and not text.endswith("\n"):
         text += "\n"
+    if fmt == "text" and pager is not None and pager(text):
+        return
     out.write(text)
     if fmt == "both":
         out.write("---\n")
@@ -143,6 +151,7 @@ def emit_failure(
     out = stdout or sys.stdout
     err = stderr or sys.stderr
     if fmt in ("text", "both"):
-        err.write(human if human is not None else render_failure_text(error))
+        shown = human if human is not None else render_failure_text(error)
+        err.write(printable(shown, keep_colour=colour_enabled(err)))
     if fmt in ("json", "both"):
         out.write((_dumps_for(out, env) if fmt == "json" else dumps_compact(env)) + "\n")

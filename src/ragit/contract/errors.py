@@ -29,6 +29,7 @@ them into envelopes and exit codes.
     │   ├── EmbeddingModelInvalid         EMBEDDING_MODEL_INVALID
     │   ├── EmbeddingBackendUnavailable   EMBEDDING_BACKEND_UNAVAILABLE
     │   ├── DoctorChecksFailed            DOCTOR_CHECKS_FAILED (exit 1)
+    │   ├── DocValidationFailed           DOC_VALIDATION_FAILED (exit 1)
     │   └── McpRemoteEmbeddingCacheMiss   MCP_REMOTE_EMBEDDING_CACHE_MISS (MCP only)
     ├── CorruptError                      category corrupt_or_incompatible, exit 4
     │   ├── SnapshotManifestInvalid       SNAPSHOT_MANIFEST_INVALID
@@ -403,6 +404,24 @@ class DoctorChecksFailed(NotReadyError):
         super().__init__(
             f"{len(failed)} doctor check(s) failed: {', '.join(failed)}",
             details={"failed": list(failed)},
+            recovery=recovery,
+        )
+
+
+class DocValidationFailed(NotReadyError):
+    """`doc validate` found violations (docs/contract.md): the report stays in ``data``."""
+
+    code = "DOC_VALIDATION_FAILED"
+    exit_code = EXIT_UNEXPECTED
+
+    def __init__(self, violations: int, invalid_files: list[str], recovery: str | None) -> None:
+        super().__init__(
+            f"{violations} violation(s) in {len(invalid_files)} document(s)",
+            details={
+                "violations": violations,
+                "invalidFiles": len(invalid_files),
+                "files": list(invalid_files[:20]),
+            },
             recovery=recovery,
         )
 

@@ -3,37 +3,67 @@
 
 from __future__ import annotations
 
-from ragit.contract.command_spec import CommandSpec, Option
+from ragit.contract.command_spec import Argument, CommandSpec, Option
 
 _TYPES = "adr, prd, srs, spec, plan, ddd, glossary, pbd (aliases such as decision, term accepted)"
 
 
 def _type_option(description: str, *, required: bool = False) -> Option:
-    return Option("--type", "string", f"{description} One of {_TYPES}.", required=required)
+    return Option(
+        "--type",
+        "string",
+        f"{description} One of {_TYPES}.",
+        required=required,
+        completions=("adr", "prd", "srs", "spec", "plan", "ddd", "glossary", "pbd"),
+    )
 
 
 DOC_COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec(
         path="doc validate",
-        summary="Check every typed document against its type's contract; read-only.",
+        summary="Check typed documents against their type's contract, as a linter does.",
         description=(
-            "Reads the markdown documents of the working tree on the ingest surface whose type "
-            "is detected (frontmatter, path, first heading; README/index files excepted) and "
+            "Reads the markdown documents of the working tree — the given files and "
+            "directories, else the ingest surface — whose type is detected (frontmatter, path, "
+            "first heading; README/index files found in a directory are directory indexes) and "
             "reports, per file, each violation of its contract: frontmatter type missing or "
             "different, H1 missing or without the type's prefix (`ADR:`...), each missing "
             "required section (English or Korean headings, case-insensitive; configurable with "
             "docs_authority.sections_<type>), PBD without a `## [B1] ...` topology heading. "
-            "Writes nothing; exits 0 whatever it finds."
+            "Every markdown file it does not check is counted with the reason (untyped, "
+            "directory index, another type, outside the ingest surface, not markdown, "
+            "unreadable). Writes nothing. Exits 1 with DOC_VALIDATION_FAILED when it finds a "
+            "violation (the report stays in data), 0 otherwise or with --exit-zero."
         ),
         handler="ragit.cli.commands.doc:run_validate",
         default_format="json",
         group="doc",
+        arguments=(
+            Argument(
+                "paths",
+                "path",
+                "Files or directories to check (relative to the current directory); "
+                "default: the ingest surface.",
+                required=False,
+                variadic=True,
+            ),
+        ),
         options=(
             _type_option("Check only documents of this type."),
             Option("--all", "boolean", "Check every type (the default).", default=False),
+            Option(
+                "--exit-zero",
+                "boolean",
+                "Exit 0 even when violations are found (the envelope then has ok: true).",
+                default=False,
+            ),
         ),
         output_model="ragit.cli.commands.doc:DocValidateData",
-        examples=("ragit doc validate", "ragit doc validate --type adr --format text"),
+        examples=(
+            "ragit doc validate",
+            "ragit doc validate docs/adr --format text",
+            "ragit doc validate --type adr --exit-zero --format json",
+        ),
         related=("doc refresh", "doc reconcile"),
     ),
     CommandSpec(

@@ -23,14 +23,22 @@ LOG = CommandSpec(
         "Walks the first-parent history of the range, newest first. For each indexed commit: "
         "documents added, modified (same document, another version) and deleted against the "
         "nearest previous snapshot (not the previous commit), with their doc types; docs and "
-        "chunks counted; types tallied; and the semantic overlay (beliefs, open loops, evidence "
-        "and artifacts bound to that snapshot). --type and --path filter the snapshot's "
-        "documents. Commits without a snapshot are skipped unless --show-missing. Reads only; "
-        "output is re-masked."
+        "chunks counted (distinct chunks, as status counts them); types tallied; and the "
+        "semantic overlay (beliefs, open loops, evidence and artifacts bound to that "
+        "snapshot). Text shows one block per commit with its counts, as git log does; "
+        "--name-only, --name-status and --stat add the changed documents, --oneline prints "
+        "one line per commit. At a terminal the text goes through a pager (RAGIT_PAGER, "
+        "PAGER, else less; --no-pager to print it). --type and --path filter the snapshot's "
+        "documents. Commits without a snapshot are skipped unless --show-missing. Reads "
+        "only; output is re-masked."
     ),
     handler="ragit.cli.commands.history:run_log",
     default_format="text",
     views=True,
+    view_help=(
+        "How much of each commit: minimal (one line, as --oneline), default (a block with "
+        "the counts) or full (adds every changed document with its chunk count)."
+    ),
     arguments=(_REV_RANGE,),
     options=(
         Option(
@@ -48,11 +56,41 @@ LOG = CommandSpec(
             "Also list commits without a snapshot.",
             default=False,
         ),
+        Option(
+            "--oneline",
+            "boolean",
+            "One line per commit: short SHA, subject, counts (the same as --view minimal).",
+            default=False,
+        ),
+        Option(
+            "--name-only",
+            "boolean",
+            "Also list the paths of the changed documents (text).",
+            default=False,
+        ),
+        Option(
+            "--name-status",
+            "boolean",
+            "Also list the changed documents with A (added), M (modified) or D (deleted).",
+            default=False,
+        ),
+        Option(
+            "--stat",
+            "boolean",
+            "Also list the changed documents with their chunk counts (implies --view full).",
+            default=False,
+        ),
+        Option(
+            "--no-pager",
+            "boolean",
+            "Print the text instead of paging it at a terminal.",
+            default=False,
+        ),
     ),
     examples=(
         "ragit log",
-        "ragit log HEAD~10..HEAD --view minimal",
-        "ragit log -n 5 --type adr --format json",
+        "ragit log HEAD~10..HEAD --oneline",
+        "ragit log -n 5 --type adr --name-status",
     ),
     related=("timeline", "drift", "narrative", "ingest"),
 )

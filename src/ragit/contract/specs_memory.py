@@ -251,6 +251,10 @@ MEMORY_COMMANDS: tuple[CommandSpec, ...] = (
         handler="ragit.cli.commands.timeline:run",
         default_format="text",
         views=True,
+        view_help=(
+            "How much of each event: minimal (time, type and summary), default (adds ids) or "
+            "full (every field)."
+        ),
         options=(
             Option("--goal", "string", "Only events of this goal id."),
             Option("--episode", "string", "Only events of this episode id."),

@@ -37,12 +37,21 @@ Sections:
 
 Windows: a section whose stripped text has at most ``max_chars`` characters is one
 chunk. A longer one is cut into windows of at most ``max_chars``: the cut is the
-last blank line in the window's second half, else its last line break, else its
-last space or tab, else a hard cut at ``max_chars`` moved back so it never splits
-a combining mark, a variation selector or a ZWJ sequence. The next window starts
-``overlap`` characters before the cut, moved forward to the next word boundary.
-Whitespace is stripped from both ends of every window; no chunk is empty. Time is
-linear in the document size.
+last blank line in the window's second half, else its last sentence start there (a
+block start — a line opening a list item, a quote or a table row — or the first
+character after ``.``, ``!`` or ``?`` and optional closing quotes and brackets,
+then whitespace, that is not a lower-case letter, so ``e.g. foo`` is no end; or
+after ``。！？``), else its last line break, else its last space or tab, else a hard
+cut at ``max_chars`` moved back so it never splits a combining mark, a variation
+selector or a ZWJ sequence. The next window starts at the first sentence start (a
+paragraph start included) in the ``overlap`` characters before the cut, else at the
+cut: a window begins where a sentence or a block does whenever its cut allows. A
+link reference definition (``[label]: https://…`` opening a line, indented or not
+as in a list item; a footnote ``[^note]: …`` or ``[label]: …`` mid-line is text) is
+a link target, not text: a window never starts on one — the start moves past such
+lines, and a window that would hold nothing else is left out (the labels stay in
+the text that uses them). Whitespace is stripped from both ends of every window; no
+chunk is empty. Time is linear in the document size.
 
 Displayed vs indexed text: ``Chunk.text`` is what results display (excerpts,
 ``full`` view). :func:`indexed_text` — what is embedded and full-text indexed —
@@ -242,7 +251,6 @@ def first_heading(body: str) -> str | None:
 # ---------------------------------------------------------------- windows
 
 _NON_SPACE = re.compile(r"\S")
-_SPACE = re.compile(r"\s")
 
 
 def _is_extender(char: str) -> bool:
@@ -266,10 +274,53 @@ def _safe_cut(text: str, cut: int, floor: int) -> int:
     return index if index > floor else cut
 
 
+# Where a sentence or a block starts: after a blank line; at a line that opens a list
+# item, a quote or a table row; after a sentence end (. ! ? and
+# closing quotes or brackets, then whitespace) when the next character is not a
+# lower-case letter; right after 。！？. Group 1 is the start.
+_SENTENCE_START = re.compile(
+    r"\n[ \t]*\n\s*(\S)"
+    r"|\n[ \t]*((?:[-*+]|\d{1,9}[.)])(?=[ \t])|[>|])"
+    r"|[.!?][)\]\"'’”*_`]*\s+(?![a-z])(\S)"
+    r"|[。！？][)\]\"'’”」』]*\s*(\S)"
+)
+# A link reference definition line (CommonMark), not a footnote ([^label]: ...).
+_LINK_DEFINITION = re.compile(
+    r"[ ]{0,3}\[(?!\^)[^\]\n]+\]:[ \t]*(?:<[^>\n]*>|\S+)"
+    r"(?:[ \t]+(?:\"[^\"\n]*\"|'[^'\n]*'|\([^)\n]*\)))?[ \t]*(?:\n|$)"
+)
+
+
+def _starts(body: str, low: int, high: int) -> Iterator[int]:
+    """Sentence and block starts in ``[low, high)``, in order."""
+    for match in _SENTENCE_START.finditer(body, max(0, low - 8), high):
+        at = next(match.start(g) for g in range(1, 5) if match.start(g) != -1)
+        if low <= at < high:
+            yield at
+
+
+def _past_definitions(body: str, start: int, end: int) -> int:
+    """``start`` moved past link reference definition lines (and the blank lines
+    between them); ``end`` when nothing else is left. A definition opens its line,
+    indented or not (as in a list item); mid-line, ``[label]: …`` is text."""
+    while start < end:
+        if body[body.rfind("\n", 0, start) + 1 : start].strip(" \t"):
+            return start
+        match = _LINK_DEFINITION.match(body, start)
+        if match is None or match.end() > end + 1:
+            return start
+        following = _NON_SPACE.search(body, match.end(), end)
+        if following is None:
+            return end
+        start = following.start()
+    return start
+
+
 def _windows(
     body: str, start: int, end: int, max_chars: int, overlap: int
 ) -> Iterator[tuple[int, int]]:
     """``(start, end)`` of each window of ``body[start:end]`` (both ends non-space)."""
+    start = _past_definitions(body, start, end)
     while start < end:
         if end - start <= max_chars:
             yield start, end
@@ -277,6 +328,8 @@ def _windows(
         limit = start + max_chars
         half = start + max_chars // 2
         cut = body.rfind("\n\n", half, limit)
+        if cut == -1:
+            cut = max(_starts(body, half + 1, limit + 1), default=-1)
         if cut == -1:
             cut = body.rfind("\n", half, limit)
         if cut == -1:
@@ -287,14 +340,13 @@ def _windows(
         while stop > start and body[stop - 1].isspace():
             stop -= 1
         yield start, stop
-        resume = cut - overlap if overlap else cut
-        if resume < cut:
-            boundary = _SPACE.search(body, resume, cut)
-            resume = boundary.start() if boundary is not None else cut
+        resume = cut
+        if overlap:
+            resume = next(_starts(body, max(cut - overlap, start + 1), cut), cut)
         following = _NON_SPACE.search(body, max(resume, start + 1), end)
         if following is None:
             return
-        start = following.start()
+        start = _past_definitions(body, following.start(), end)
 
 
 # ---------------------------------------------------------------- chunks

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 
-CHUNKER_VERSION = "c2"  # c2: bare parent headings fold into child breadcrumbs
+CHUNKER_VERSION = "c3"  # c3: windows start at sentences, never on link definitions
 ID_HEX = 16
 
 

@@ -50,6 +50,20 @@ MAX_COUNT = 100_000
 INGEST = "ragit ingest"
 BIND = "ragit ingest --scope all"
 REVIEW = "ragit artifact review --input <review.json>"
+# What each reason code means, in a few words, for people (drift's text, the narrative).
+REASON_WORDS = {
+    "no_baseline": "nothing indexed at or before HEAD",
+    "missing_manifest_anchor": "HEAD has no snapshot of its own",
+    "tracked_path_changed": "changed or removed since the snapshot",
+    "missing_binding": "bound to no snapshot",
+    "binding_local_only": "bound only in this clone",
+    "related_path_changed": "a related file changed",
+    "related_path_missing": "a related file is gone",
+    "source_head_behind": "made on an older commit",
+    "bound_head_behind": "bound to an older commit",
+    "failure_evidence_present": "a failure was recorded",
+    "dependency_stale": "depends on a stale document",
+}
 _STALE_REASONS = frozenset(
     {"no_baseline", "tracked_path_changed", "related_path_missing", "dependency_stale"}
 )
@@ -348,6 +362,7 @@ def _evaluate(ws: Workspace, req: DriftRequest, shared: SharedStore | None) -> d
         "view": req.view,
         "baseline": baseline,
         "items": masked,
+        "omitted": len(chosen) - len(limited),
         "redactionSummary": redaction.dump(),
         "warnings": warnings,
     }

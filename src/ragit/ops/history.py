@@ -10,14 +10,12 @@ is written.
 
 from __future__ import annotations
 
-import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from itertools import chain
 from typing import TYPE_CHECKING, Any
 
-from ragit import _json
 from ragit.contract.errors import InputInvalid, RagitError, SnapshotRefInvalid
-from ragit.ops.status import shared_manifest
+from ragit.ops.history_records import Records, Summary, read_summary
 from ragit.security.masking import RedactionSummary, mask_text
 from ragit.snapshot._git import CommitInfo, GitRepo
 from ragit.snapshot.manifest import list_manifest_shas
@@ -94,149 +92,6 @@ def resolve_range(git: GitRepo, text: str | None) -> RevRange:
     return RevRange(raw, git.resolve_commitish(tip_ref), hide)
 
 
-@dataclass(frozen=True)
-class _Summary:
-    """What `log` needs of a manifest: its document records, as keys of the shared decoder."""
-
-    created_at: str
-    keys: frozenset[bytes]
-
-
-_HEAD = re.compile(
-    rb'\{"indexVersion":1,"commitSha":"([0-9a-f]{40})",.*?"createdAt":"([^"\\]*)",.*?"docs":\[',
-    re.DOTALL,
-)
-# One record of docs[] as the writer emits it, after its opening {"path": and with the
-# separator that follows it.
-_DOC = re.compile(
-    rb'("(?:[^"\\]|\\.)*"),"documentId":"([^"\\]*)","versionId":"([^"\\]*)",'
-    rb'"docType":"([^"\\]*)","blobSha":"([^"\\]*)","chunkIds":\[([^\]]*)\]\},'
-)
-_OPEN = b'{"path":'
-# A content-defined cut between two records: after a last chunk id that ends in 0.
-_GROUP_END = b'0"]},'
-_GROUP_CUT = _GROUP_END + _OPEN
-# Where docs[] ends (no JSON string can hold an unescaped quote).
-_DOCS_END = b'],"chunkScopes":'
-
-
-class _Records:
-    """Document records decoded once each, keyed by their bytes in the manifest.
-
-    Consecutive snapshots share almost every document record byte for byte, so a window
-    of 100 snapshots of 1,000 documents decodes about 2,000 records, not 100,000, and
-    what changed between two snapshots is a difference of two sets of keys. A manifest is
-    first cut into groups of about 16 records at content-defined points (a record whose
-    last chunk id ends in ``0``); only groups not seen before are cut into records, so an
-    unchanged stretch of documents costs one dictionary lookup.
-    """
-
-    def __init__(self) -> None:
-        self.decoded: dict[bytes, dict[str, Any]] = {}
-        self._groups: dict[bytes, tuple[bytes, ...]] = {}
-        self._synthetic = 0
-
-    def parse(self, raw: bytes, sha: str) -> _Summary:
-        """The summary of one manifest's bytes (compact JSON in the writer's key order).
-
-        Raises:
-            ValueError: the bytes are not in that form; the caller reads the manifest
-                the validated way.
-        """
-        head = _HEAD.match(raw)
-        if head is None or head.group(1).decode() != sha:
-            raise ValueError(sha)
-        created = head.group(2).decode()
-        if raw.startswith(_DOCS_END, head.end()):
-            return _Summary(created, frozenset())
-        groups = raw.split(_GROUP_CUT)
-        last = len(groups) - 1
-        cut = groups[last].find(_DOCS_END)
-        if cut < 0:
-            raise ValueError(sha)  # docs[] is not where the writer puts it: read it strictly
-        parts: list[tuple[bytes, ...]] = []
-        for i, group in enumerate(groups):
-            if 0 < i < last:
-                records = self._groups.get(group)
-                if records is None:
-                    records = self._groups[group] = self._cut(_OPEN + group + _GROUP_END, sha)
-            else:  # the first and last groups hold the header and the tail: never shared
-                text = group[head.end() if i == 0 else 0 : cut if i == last else len(group)]
-                text = (text if i == 0 else _OPEN + text) + (b"," if i == last else _GROUP_END)
-                records = self._cut(text, sha)
-            parts.append(records)
-        keys = frozenset(chain.from_iterable(parts))
-        if len(keys) != sum(map(len, parts)):
-            raise ValueError(sha)  # the same record twice: let the strict reader judge
-        return _Summary(created, keys)
-
-    def _cut(self, text: bytes, sha: str) -> tuple[bytes, ...]:
-        """``{"path":…]},{"path":…]},`` → its record keys, each decoded once."""
-        pieces = text.split(_OPEN)
-        if pieces[0] != b"":
-            raise ValueError(sha)
-        del pieces[0]
-        for key in pieces:
-            if key not in self.decoded:
-                self.decoded[key] = _decode_doc(key, sha)
-        return tuple(pieces)
-
-    def add(self, docs: list[dict[str, Any]]) -> frozenset[bytes]:
-        """Keys for records read the strict way (never equal to a key of raw bytes)."""
-        keys = []
-        for doc in docs:
-            self._synthetic += 1
-            key = b"\0%d" % self._synthetic
-            self.decoded[key] = doc
-            keys.append(key)
-        return frozenset(keys)
-
-
-def _decode_doc(key: bytes, sha: str) -> dict[str, Any]:
-    match = _DOC.fullmatch(key)
-    if match is None:
-        raise ValueError(sha)
-    path_raw, doc_id, version, doc_type, blob, ids = match.groups()
-    path = _json.loads(path_raw) if b"\\" in path_raw else path_raw[1:-1].decode()
-    return {
-        "path": path,
-        "documentId": doc_id.decode(),
-        "versionId": version.decode(),
-        "docType": doc_type.decode(),
-        "blobSha": blob.decode(),
-        "chunkIds": ids.count(b",") + 1 if ids.strip() else 0,
-    }
-
-
-def _summary(
-    ws: Workspace, sha: str, records: _Records, shared: SharedStore | None = None
-) -> _Summary:
-    """One manifest read for counting; its new records decoded.
-
-    Anything unexpected falls back to :func:`load_manifest` (or the server's manifest
-    parsed in full), which raises the typed error.
-    """
-    try:
-        raw = shared.manifest(sha) if shared else ws.manifest_path(sha).read_bytes()
-        if raw is None:
-            raise ValueError(sha)
-        return records.parse(raw, sha)
-    except (OSError, ValueError, UnicodeDecodeError):
-        manifest = shared_manifest(ws, sha, shared)
-        docs = [
-            {
-                "path": d.path,
-                "documentId": d.document_id,
-                "versionId": d.version_id,
-                "docType": d.doc_type,
-                "blobSha": d.blob_sha,
-                "chunkIds": len(d.chunk_ids),
-            }
-            for d in manifest.docs
-        ]
-        return _Summary(manifest.created_at, records.add(docs))
-
-
 class _Manifests:
     """Each manifest read once; an unreadable one is remembered as None with a warning.
 
@@ -250,17 +105,17 @@ class _Manifests:
         self.ws = ws
         self.shared = shared
         self.known = set(shared.indexed_shas() if shared else list_manifest_shas(ws))
-        self._loaded: dict[str, _Summary | None] = {}
+        self._loaded: dict[str, Summary | None] = {}
         self._warnings = warnings
-        self.records = _Records()
+        self.records = Records()
 
     def has(self, sha: str) -> bool:
         return sha in self.known
 
-    def get(self, sha: str) -> _Summary | None:
+    def get(self, sha: str) -> Summary | None:
         if sha not in self._loaded:
             try:
-                self._loaded[sha] = _summary(self.ws, sha, self.records, self.shared)
+                self._loaded[sha] = read_summary(self.ws, sha, self.records, self.shared)
             except (RagitError, FileNotFoundError) as exc:
                 code = getattr(exc, "code", type(exc).__name__)
                 self._warnings.append(f"snapshot {sha[:7]}: manifest unreadable ({code})")
@@ -268,25 +123,51 @@ class _Manifests:
         return self._loaded[sha]
 
 
-@dataclass
-class _Totals:
-    """Documents, chunks and doc types of one snapshot after the filters."""
+class _Tally:
+    """Documents, distinct chunks and doc types of one snapshot after the filters.
 
-    docs: int = 0
-    chunks: int = 0
-    types: dict[str, int] | None = None
+    Kept current as records come and go between consecutive snapshots: a chunk id held
+    by two records (the same section text twice) counts once, as in the snapshot's
+    chunk set that `query` searches and `status` counts.
+    """
 
-    def moved(self, added: list[dict[str, Any]], removed: list[dict[str, Any]]) -> _Totals:
-        types = dict(self.types or {})
-        chunks = self.chunks
-        for doc, sign in [(d, 1) for d in added] + [(d, -1) for d in removed]:
-            types[doc["docType"]] = types.get(doc["docType"], 0) + sign
-            chunks += sign * doc["chunkIds"]
-        return _Totals(
-            self.docs + len(added) - len(removed),
-            chunks,
-            {k: v for k, v in types.items() if v},
-        )
+    def __init__(self) -> None:
+        self.docs = 0
+        self.refs: dict[str, int] = {}
+        self.types: dict[str, int] = {}
+
+    @property
+    def chunks(self) -> int:
+        return len(self.refs)
+
+    def _ids(self, ids: Iterable[str], sign: int) -> None:
+        refs = self.refs
+        for cid in ids:
+            left = refs.get(cid, 0) + sign
+            if left:
+                refs[cid] = left
+            else:
+                del refs[cid]
+
+    def move(
+        self,
+        added: list[dict[str, Any]],
+        removed: list[dict[str, Any]],
+        loose: tuple[Iterable[str], Iterable[str]] = ((), ()),
+    ) -> None:
+        """Apply the records (and loose durable chunk ids) added and removed."""
+        for docs, sign in ((added, 1), (removed, -1)):
+            self.docs += sign * len(docs)
+            for doc in docs:
+                kind = doc["docType"]
+                count = self.types.get(kind, 0) + sign
+                if count:
+                    self.types[kind] = count
+                else:
+                    del self.types[kind]
+                self._ids(doc["chunkIds"], sign)
+        self._ids(loose[0], 1)
+        self._ids(loose[1], -1)
 
 
 def _is_memory_path(path: str) -> bool:
@@ -311,8 +192,8 @@ def _changes(
             continue
         row: dict[str, Any] = {"path": doc["path"], "status": status, "docType": doc["docType"]}
         if view == "full":
-            row["chunks"] = doc["chunkIds"]
-            row["chunkDelta"] = doc["chunkIds"] - (old["chunkIds"] if old else 0)
+            row["chunks"] = len(set(doc["chunkIds"]))
+            row["chunkDelta"] = row["chunks"] - (len(set(old["chunkIds"])) if old else 0)
             row["memoryPath"] = _is_memory_path(doc["path"])
         changed.append(row)
     for doc_id, old in before.items():
@@ -322,7 +203,7 @@ def _changes(
         row = {"path": old["path"], "status": "D", "docType": old["docType"]}
         if view == "full":
             row["chunks"] = 0
-            row["chunkDelta"] = -old["chunkIds"]
+            row["chunkDelta"] = -len(set(old["chunkIds"]))
             row["memoryPath"] = _is_memory_path(old["path"])
         changed.append(row)
     changed.sort(key=lambda r: (r["path"], r["status"]))
@@ -481,7 +362,12 @@ def _snapshot_blocks(
             and (glob is None or glob.matches(d["path"]))
         ]
 
-    totals: dict[str, _Totals] = {}
+    filtered = req.doc_type is not None or glob is not None
+
+    def loose(summary: Summary) -> frozenset[str]:
+        return frozenset() if filtered else summary.loose  # they belong to no document
+
+    running: tuple[str, _Tally] | None = None
     blocks: dict[str, dict[str, Any]] = {}
     for sha in reversed(indexed):
         current = manifests.get(sha)
@@ -492,13 +378,22 @@ def _snapshot_blocks(
         removed: list[dict[str, Any]] = []
         if previous is None or prev_sha is None:
             added = selected(current.keys)
-            total = _Totals().moved(added, removed)
+            total = _Tally()
+            total.move(added, removed, (loose(current), ()))
         else:
             added = selected(current.keys - previous.keys)
             removed = selected(previous.keys - current.keys)
-            before = totals.get(prev_sha) or _Totals().moved(selected(previous.keys), [])
-            total = before.moved(added, removed)
-        totals[sha] = total
+            if running is not None and running[0] == prev_sha:
+                total = running[1]
+            else:
+                total = _Tally()
+                total.move(selected(previous.keys), [], (loose(previous), ()))
+            total.move(
+                added,
+                removed,
+                (loose(current) - loose(previous), loose(previous) - loose(current)),
+            )
+        running = (sha, total)
         counts, changed = _changes(
             {d["documentId"]: d for d in added},
             {d["documentId"]: d for d in removed},
@@ -511,7 +406,7 @@ def _snapshot_blocks(
             "docs": total.docs,
             "chunks": total.chunks,
             "delta": counts,
-            "types": dict(sorted((total.types or {}).items())),
+            "types": dict(sorted(total.types.items())),
         }
         if req.view != "minimal":
             snapshot["changed"] = changed

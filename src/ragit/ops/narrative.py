@@ -14,14 +14,13 @@ document is escaped. The page needs no network and no script: inline style only.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragit.contract.errors import InputInvalid, RagitError
-from ragit.ops.drift import DriftRequest, evaluate
+from ragit.ops.drift import REASON_WORDS, DriftRequest, evaluate
 from ragit.ops.history import LogRequest, run_log
 from ragit.security.masking import mask_json
 from ragit.workspace import Workspace
@@ -33,7 +32,6 @@ SCHEMA_VERSION = 1
 DEFAULT_MAX_COMMITS = 10
 MAX_COMMITS = 1_000
 MAX_EVENTS = 50
-_HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$")
 
 
 @dataclass(frozen=True)
@@ -67,21 +65,29 @@ def _shown(ws: Workspace, path: Path | None) -> str | None:
         return str(path)
 
 
-def _heading(git: Any, blob_sha: str) -> str | None:
-    """The first markdown heading of a document blob (outside code fences)."""
+def _title_and_heading(git: Any, blob_sha: str, path: str) -> tuple[str, str | None]:
+    """A document's title and its first heading (outside code fences).
+
+    The title is the frontmatter's ``title``, else the document's only H1, else one made
+    from the file name (``text/3668-async-closures.md`` → ``3668 async closures``): a
+    document whose first heading is a section (``## Summary``), or that has an H1 per
+    section, is not titled by it.
+    """
+    from ragit.ingest.chunking import iter_headings, normalized_body
+    from ragit.ingest.frontmatter import parse_frontmatter
+    from ragit.ops.doc_authority.contracts import title_from_path
+
     try:
         text = git.read_blob(blob_sha)[:65536].decode("utf-8", errors="replace")
     except RagitError:  # a citation without a heading is still a citation
-        return None
-    fenced = False
-    for line in text.splitlines():
-        if line.lstrip().startswith(("```", "~~~")):
-            fenced = not fenced
-            continue
-        match = None if fenced else _HEADING.match(line)
-        if match:
-            return match.group(1).strip()
-    return None
+        return title_from_path(path), None
+    headings = list(iter_headings(normalized_body(text)))
+    first = headings[0].title if headings else None
+    title = parse_frontmatter(text)[0].get("title", "").strip()
+    if not title:
+        top = [h.title for h in headings if h.level == 1]
+        title = top[0] if len(top) == 1 else title_from_path(path)
+    return title, first
 
 
 def _latest_wrap(events: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -145,12 +151,14 @@ def _build_model(
         row["recommendedActions"] = item.get("recommendedActions", [])
         row["anchor"] = f"item-{item['itemType']}-{item['id']}"
         row["heading"] = None
+        row["docTitle"] = None
         row["docType"] = None
         row["citation"] = None
         if item["itemType"] == "document" and snapshot_sha:
             blob, doc_type = blobs.get(item["id"], ("", None))
-            heading = _heading(git, blob) if blob else None
+            title, heading = _title_and_heading(git, blob, item["title"]) if blob else (None, None)
             row["heading"] = heading
+            row["docTitle"] = title
             row["docType"] = doc_type
             row["citation"] = {"path": item["title"], "commitSha": snapshot_sha, "heading": heading}
             anchors[item["title"]] = row["anchor"]
@@ -214,6 +222,15 @@ def _build_model(
     return masked
 
 
+# What the Type column calls each kind of item (a document: its type, when it has one).
+ITEM_KINDS = {
+    "baseline": "snapshot",
+    "document": "document",
+    "memoryArtifact": "memory",
+    "harnessSuite": "harness suite",
+}
+
+
 def render_html(model: dict[str, Any]) -> str:
     """The report page: Jinja2, autoescaped, from the (masked) model."""
     import jinja2
@@ -225,6 +242,11 @@ def render_html(model: dict[str, Any]) -> str:
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    from ragit.text.dates import human_time
+
+    env.filters["when"] = human_time
+    env.globals["kinds"] = ITEM_KINDS
+    env.globals["reasons"] = REASON_WORDS
     return env.get_template("narrative.html.j2").render(m=model)
 
 

@@ -19,6 +19,7 @@ from ragit.contract.errors import (
     RagitError,
     SnapshotManifestInvalid,
 )
+from ragit.ops.worktree import dirty_candidates, worktree_changes
 from ragit.snapshot._git import GitRepo
 from ragit.snapshot.manifest import list_manifest_shas, load_manifest, parse_manifest
 from ragit.snapshot.selection import ingest_running, nearest_indexed_ancestor
@@ -217,7 +218,7 @@ def _snapshot_block(
         ancestor = nearest_indexed_ancestor(ws, git, head.sha, shared)
         block["nearestIndexedAncestor"] = ancestor
         block["recovery"] = f"ragit ingest --since {ancestor}" if ancestor else "ragit ingest --all"
-        candidates = _dirty_candidates(ws, dirty)
+        candidates = dirty_candidates(ws, dirty)
         block["dirtyCandidates"] = candidates
         if candidates:
             block["reason"] = (
@@ -283,26 +284,6 @@ def _load(ws: Workspace, sha: str, shared: SharedStore | None) -> Any:
     if raw is None:
         raise FileNotFoundError(sha)
     return parse_manifest(sha, raw, f"postgres:{sha}")
-
-
-def _dirty_candidates(ws: Workspace, dirty: dict[str, str]) -> list[str]:
-    """Dirty paths on the implicit ingest surface (the ones that would block `ingest`)."""
-    from ragit.config import load_config
-    from ragit.snapshot.config_at import config_for_commit
-    from ragit.snapshot.surface import SurfaceMatcher
-
-    if not dirty:
-        return []
-    try:
-        git = GitRepo(ws.root)
-        head = git.head().sha
-        cfg = load_config(ws)
-        if head is not None:  # the surface the next ingest reads: HEAD's committed config
-            cfg = config_for_commit(git, head, cfg)
-    except RagitError:
-        return []
-    surface = SurfaceMatcher(cfg.ingest.doc_globs, cfg.ingest.include, cfg.ingest.exclude)
-    return sorted(path for path in dirty if surface.matches(path))
 
 
 def _store_problem(ws: Workspace) -> str | None:
@@ -379,6 +360,7 @@ def _repository_status(
         "head": head.sha,
         "detached": head.detached,
         "worktreeDirty": bool(dirty),
+        "worktreeChanges": worktree_changes(ws, dirty),
         "snapshot": _snapshot_block(ws, git, dirty, shared),
         "manifests": len(list_manifest_shas(ws)),
     }

@@ -6,7 +6,8 @@
 * :mod:`ragit.text.normalize` — case and compatibility folding;
 * :mod:`ragit.text.english` — English stop words and the plural ``-s`` rule;
 * :mod:`ragit.text.korean` — Korean particles, stop words and content words;
-* :mod:`ragit.text.tokens` — the token estimate of budgets and caps, and the word count.
+* :mod:`ragit.text.tokens` — the token estimate of budgets and caps, and the word count;
+* :mod:`ragit.text.dates` — instants as people read them (text output, the narrative).
 
 This package sits below every other package except ``ragit.contract``: it imports
 nothing from ragit but the standard library. Import the modules directly; this

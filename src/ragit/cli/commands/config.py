@@ -11,12 +11,16 @@ from ragit.ops.config_set import ConfigSetData, set_value
 
 
 class ConfigEntry(WireModel):
-    """One key: its effective value, its default and whether the file sets it."""
+    """One key: its value, its default, whether the file sets it, and the value in force
+    with its source (file, default, provider, environment, contract, terminal)."""
 
     key: str
     value: Any
     default: Any
     set: bool
+    in_force: Any
+    source: str
+    source_detail: str | None
 
 
 class ConfigListData(WireModel):
@@ -103,27 +107,47 @@ def _committed_drift(inv: Invocation) -> list[str]:
 
 
 def run_get(inv: Invocation) -> Outcome:
-    """Handler for `ragit config get <key>`: the value alone on a line in text."""
+    """Handler for `ragit config get <key>`: the value in force alone on a line in text."""
     from ragit.config import config_entry
+    from ragit.ops.config_view import entries_in_force
 
-    entry = config_entry(inv.workspace(), str(inv.params.get("key") or ""))
-    return Outcome(data=entry, text=lambda: value(entry["value"]))
+    ws = inv.workspace()
+    key = str(inv.params.get("key") or "")
+    config_entry(ws, key)  # an unknown key is INPUT_INVALID, with its nearest keys
+    entry = next(e for e in entries_in_force(ws) if e["key"] == key)
+    return Outcome(data=entry, text=lambda: value(entry["inForce"]))
+
+
+_SOURCE_NOTE = {
+    "default": "default",
+    "provider": "{detail}'s default",
+    "environment": "from {detail}",
+    "contract": "built-in {detail} contract",
+    "terminal": "text at a terminal, json otherwise",
+}
 
 
 def _render_list(entries: list[dict[str, Any]]) -> str:
+    """Each key with the value in force; where it does not come from the file, whence."""
     width = max(len(e["key"]) for e in entries)
     lines = []
     for e in entries:
-        note = "" if e["set"] else "  (default)"
-        lines.append(f"{e['key']:<{width}}  {value(e['value'])}{note}")
+        source = e["source"]
+        note = ""
+        if source == "provider" and e["inForce"] is None:
+            note = f"  (not used by {e['sourceDetail']})"
+        elif source != "file":
+            note = "  (" + _SOURCE_NOTE[source].format(detail=e["sourceDetail"]) + ")"
+        shown = "-" if e["inForce"] is None and source == "terminal" else value(e["inForce"])
+        lines.append(f"{e['key']:<{width}}  {shown}{note}")
     return "\n".join(lines)
 
 
 def run_list(inv: Invocation) -> Outcome:
     """Handler for `ragit config list`."""
-    from ragit.config import config_entries
+    from ragit.ops.config_view import entries_in_force
 
     ws = inv.workspace()
-    entries = config_entries(ws)
+    entries = entries_in_force(ws)
     data = {"path": ws.relative(ws.config_path), "entries": entries}
     return Outcome(data=data, text=lambda: _render_list(entries))

@@ -24,15 +24,34 @@ class DocFileReport(WireModel):
     violations: list[Violation]
 
 
+class SkippedCounts(WireModel):
+    """How many markdown files `doc validate` did not check, by reason."""
+
+    untyped: int
+    directory_index: int
+    other_type: int
+    outside_surface: int
+    not_markdown: int
+    unreadable: int
+
+
+class SkippedFile(WireModel):
+    path: str
+    reason: str
+
+
 class DocValidateData(WireModel):
     """Result of `doc validate`."""
 
     doc_type: str | None
+    paths: list[str] | None
     checked_files: int
     tracked: int
     violations: int
     invalid_files: int
     files: list[DocFileReport]
+    skipped: SkippedCounts
+    skipped_files: list[SkippedFile]
 
 
 class ReconcileSummary(WireModel):
@@ -58,11 +77,6 @@ class DocReconcileData(ReconcileSummary):
     """Result of `doc reconcile`."""
 
     entries: list[IndexEntry]
-
-
-class SkippedFile(WireModel):
-    path: str
-    reason: str
 
 
 class DocRefreshData(WireModel):
@@ -108,32 +122,87 @@ def _optional_text(inv: Invocation, name: str) -> str | None:
     return None if raw is None else str(raw)
 
 
+_SKIP_WORDS = (
+    ("untyped", "untyped", "untyped"),
+    ("directoryIndex", "directory index", "directory indexes"),
+    ("otherType", "of another type", "of another type"),
+    ("outsideSurface", "outside the ingest surface", "outside the ingest surface"),
+    ("notMarkdown", "not markdown", "not markdown"),
+    ("unreadable", "unreadable", "unreadable"),
+)
+_TYPED_HINT = (
+    "  a document is typed by its frontmatter (type: adr, prd, srs, spec, plan, ddd, "
+    "glossary or pbd), a typed H1 (ADR: …) or its directory (docs/adr/…); "
+    "see ragit doc create --help"
+)
+
+
+def render_validate(data: dict[str, Any]) -> str:
+    """Violations first (as a linter prints them), then one summary line of what was
+    checked and what was not, and why."""
+    lines: list[str] = []
+    shown = 0
+    hidden = 0
+    for entry in data["files"]:
+        for violation in entry["violations"]:
+            if shown >= TEXT_LIMIT:
+                hidden += 1
+                continue
+            shown += 1
+            lines.append(f"{entry['path']}: {violation['code']}: {violation['message']}")
+    if hidden:
+        lines.append(f"… {hidden} more (--format json lists all)")
+    checked = data["checkedFiles"]
+    head = f"{checked} document{'' if checked == 1 else 's'} checked"
+    if data["violations"]:
+        head += f": {data['invalidFiles']} with {data['violations']} violation(s)"
+    elif checked:
+        head += ": no violation"
+    skipped = data["skipped"]
+    parts = [
+        f"{skipped[key]} {one if skipped[key] == 1 else many}"
+        for key, one, many in _SKIP_WORDS
+        if skipped[key]
+    ]
+    total = sum(skipped.values())
+    if total:
+        head += (
+            f"; {total} markdown file{'' if total == 1 else 's'} not checked ({', '.join(parts)})"
+        )
+    lines.append(head)
+    if skipped["untyped"] and not checked:
+        lines.append(_TYPED_HINT)
+    return "\n".join(lines)
+
+
+def _refresh_recovery(invalid: list[str], doc_type: str | None) -> str:
+    """`doc refresh` of exactly the documents that failed (or of the same selection)."""
+    import shlex
+
+    if invalid and len(invalid) <= 20 and not any("," in p for p in invalid):
+        return f"ragit doc refresh --files {shlex.quote(','.join(invalid))}"
+    return "ragit doc refresh" + (f" --type {doc_type}" if doc_type else "")
+
+
 def run_validate(inv: Invocation) -> Outcome:
-    """Handler for `ragit doc validate`."""
-    from ragit.ops.doc_authority.engine import validate
+    """Handler for `ragit doc validate`: exit 1 on violations unless ``--exit-zero``."""
+    from ragit.contract.errors import DocValidationFailed
+    from ragit.ops.doc_authority.validate import validate
 
     doc_type = _type(inv)
     if doc_type is not None and inv.params.get("all"):
         raise InputInvalid("all", "--type and --all cannot be combined")
+    raw_paths = inv.params.get("paths") or ()
+    paths = [str(p) for p in raw_paths] or None
     ws = inv.workspace()
-    data = validate(ws, inv.config(), doc_type=doc_type)
-
-    def text() -> str:
-        lines = [
-            f"{data['checkedFiles']} documents checked, {data['invalidFiles']} with "
-            f"{data['violations']} violations"
-        ]
-        shown = [
-            f"  {entry['path']} ({entry['docType']}): {v['message']}"
-            for entry in data["files"]
-            for v in entry["violations"]
-        ]
-        lines += shown[:TEXT_LIMIT]
-        if len(shown) > TEXT_LIMIT:
-            lines.append(f"  ... and {len(shown) - TEXT_LIMIT} more (--format json lists all)")
-        return "\n".join(lines)
-
-    return Outcome(data=data, text=text)
+    data = validate(ws, inv.config(), doc_type=doc_type, paths=paths, start=inv.start_dir)
+    error = None
+    if data["violations"] and not inv.params.get("exit_zero"):
+        invalid = [entry["path"] for entry in data["files"] if entry["violations"]]
+        error = DocValidationFailed(
+            data["violations"], invalid, _refresh_recovery(invalid, doc_type)
+        )
+    return Outcome(data=data, text=lambda: render_validate(data), error=error)
 
 
 def _reconcile_line(summary: dict[str, Any] | None) -> str:

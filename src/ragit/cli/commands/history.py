@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ragit.cli.invocation import Invocation, Outcome
+from ragit.cli.render import paint
 
 
 def _max_count(inv: Invocation, default: int, maximum: int) -> int:
@@ -19,82 +20,174 @@ def _rev_range(inv: Invocation) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def _log_view(inv: Invocation) -> str:
+    """``--oneline`` is ``--view minimal``; ``--stat`` needs the full view's chunk counts."""
+    from ragit.contract.errors import InputInvalid
+
+    p = inv.params
+    explicit = p.get("view")
+    if p.get("oneline"):
+        if explicit not in (None, "minimal"):
+            raise InputInvalid("view", "--oneline is --view minimal; give one of them")
+        return "minimal"
+    if p.get("stat") and inv.view != "minimal":
+        return "full"
+    return inv.view
+
+
+def _names(inv: Invocation) -> str | None:
+    """Which list of changed documents the text adds: name-only, name-status or stat."""
+    from ragit.contract.errors import InputInvalid
+
+    chosen = [n for n in ("name_only", "name_status", "stat") if inv.params.get(n)]
+    if len(chosen) > 1:
+        flags = " and ".join("--" + n.replace("_", "-") for n in chosen)
+        raise InputInvalid(chosen[1], f"{flags} cannot be combined")
+    return chosen[0].replace("_", "-") if chosen else None
+
+
 def run_log(inv: Invocation) -> Outcome:
     """Handler for `ragit log`."""
     from ragit.ops.history import DEFAULT_MAX_COUNT, MAX_COUNT, LogRequest, run_log
 
     p = inv.params
+    view = _log_view(inv)
+    names = _names(inv)
     req = LogRequest(
         rev_range=_rev_range(inv),
         max_count=_max_count(inv, DEFAULT_MAX_COUNT, MAX_COUNT),
         doc_type=p.get("type"),
         path=p.get("path"),
         show_missing=bool(p.get("show_missing")),
-        view=inv.view,
+        view=view,
     )
     data = run_log(inv.workspace(), req)
-    return Outcome(data=data, text=lambda: render_log(data), warnings=list(data["warnings"]))
+    return Outcome(
+        data=data,
+        text=lambda: render_log(data, names=names),
+        warnings=list(data["warnings"]),
+        paged=not p.get("no_pager"),
+    )
 
 
-def _types(types: dict[str, int]) -> str:
-    return " ".join(f"{name}={count}" for name, count in types.items()) or "-"
+def _typed(types: dict[str, int]) -> str:
+    """``adr 3, prd 1``: the typed documents (untyped ones are the rest, not a type)."""
+    return ", ".join(f"{name} {count}" for name, count in types.items() if name != "unknown")
 
 
-def render_log(data: dict[str, Any]) -> str:
-    """Text of `ragit log`: one line per commit (minimal) or one block per commit."""
+def _delta(d: dict[str, int]) -> str:
+    """``+3 ~1 -2`` with the zero parts left out."""
+    signs = (("added", "+"), ("modified", "~"), ("deleted", "-"))
+    return " ".join(f"{sign}{d[key]}" for key, sign in signs if d[key])
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _oneline(entry: dict[str, Any]) -> str:
+    sha7 = paint(entry["commitSha"][:7], "yellow")
+    snap = entry["snapshot"]
+    if snap["status"] != "indexed":
+        note = "no snapshot" if snap["status"] == "missing" else f"snapshot {snap['status']}"
+        return f"{sha7} {entry['subject']}  [{note}]"
+    counts = f"{snap['docs']} docs, {snap['chunks']} chunks"
+    delta = _delta(snap["delta"])
+    return f"{sha7} {entry['subject']}  [{counts}" + (f"; {delta}]" if delta else "]")
+
+
+def _summary_line(snap: dict[str, Any]) -> str:
+    head = f"{_plural(snap['docs'], 'document')}, {_plural(snap['chunks'], 'chunk')}"
+    prev = snap["previousSnapshotSha"]
+    if prev is None:
+        return f"{head} · first snapshot"
+    d = snap["delta"]
+    changes = [
+        f"{d[key]} {word}"
+        for key, word in (("added", "added"), ("modified", "modified"), ("deleted", "deleted"))
+        if d[key]
+    ]
+    what = ", ".join(changes) if changes else "no document changed"
+    return f"{head} · {what} since {prev[:7]}"
+
+
+def _changed_lines(snap: dict[str, Any], names: str | None) -> list[str]:
+    rows = snap.get("changed") or []
+    if names is None or not rows:
+        return []
+    if names == "name-only":
+        return [row["path"] for row in rows]
+    if names == "name-status":
+        return [f"{row['status']}  {row['path']}" for row in rows]
+    width = min(max(len(row["path"]) for row in rows), 60)
+    lines = []
+    for row in rows:
+        chunks = row.get("chunks")
+        count = "" if chunks is None else f"{_plural(chunks, 'chunk')} ({row['chunkDelta']:+d})"
+        lines.append(f" {row['status']} {row['path']:<{width}} | {count}")
+    d = snap["delta"]
+    lines.append(
+        f" {_plural(len(rows), 'document')} changed: {d['added']} added, "
+        f"{d['modified']} modified, {d['deleted']} deleted"
+    )
+    return lines
+
+
+def _block(entry: dict[str, Any], view: str, names: str | None) -> list[str]:
+    from ragit.text.dates import human_time
+
+    snap = entry["snapshot"]
+    lines = [
+        paint(f"commit {entry['commitSha']}", "yellow"),
+        f"Author: {entry['authorName']}",
+        f"Date:   {human_time(entry['authoredAt'])}",
+        "",
+        f"    {entry['subject']}",
+        "",
+    ]
+    if snap["status"] != "indexed":
+        lines.append(
+            "    no snapshot" if snap["status"] == "missing" else f"    snapshot {snap['status']}"
+        )
+        return lines
+    lines.append(f"    {_summary_line(snap)}")
+    typed = _typed(snap["types"])
+    if typed:
+        lines.append(f"    types: {typed}")
+    if view == "full":
+        lines.append(f"    indexed {human_time(snap['createdAt'])}")
+    semantic = entry["semantic"]
+    if semantic.get("available"):
+        lines.append(f"    memory: {semantic['headline']}")
+        for kind, label in (("beliefs", "belief"), ("openLoops", "open loop")):
+            for item in semantic.get(kind, []):
+                lines.append(f"      {label}: {item['title']} [{item['artifactId']}]")
+    listed = _changed_lines(snap, names or ("stat" if view == "full" else None))
+    if listed:
+        lines += ["", *listed]
+    return lines
+
+
+def render_log(data: dict[str, Any], names: str | None = None) -> str:
+    """Text of `ragit log`, as `git log`: a block per commit with its counts (the changed
+    documents only with ``names``: name-only, name-status or stat), or one line per
+    commit (minimal view, ``--oneline``)."""
     view = data["view"]
     entries = data["entries"]
     lines: list[str] = []
     if not entries:
         lines.append(f"no snapshots in {data['revRange']}")
     for entry in entries:
-        sha7 = entry["commitSha"][:7]
-        snap = entry["snapshot"]
         if view == "minimal":
-            if snap["status"] != "indexed":
-                lines.append(f"{sha7} {snap['status']} | {entry['subject']}")
-                continue
-            d = snap["delta"]
-            lines.append(
-                f"{sha7} indexed docs={snap['docs']} chunks={snap['chunks']} "
-                f"+{d['added']} ~{d['modified']} -{d['deleted']} | {_types(snap['types'])} | "
-                f"{entry['subject']}"
-            )
+            lines.append(_oneline(entry))
+            for row in _changed_lines(entry["snapshot"], names):
+                lines.append(f"  {row}")
             continue
         if lines:
             lines.append("")
-        lines.append(f"commit {entry['commitSha']}")
-        lines.append(f"Subject: {entry['subject']}")
-        lines.append(f"Author: {entry['authorName']}")
-        lines.append(f"AuthoredAt: {entry['authoredAt']}")
-        if snap["status"] != "indexed":
-            lines.append(f"Snapshot: {snap['status']}")
-            continue
-        lines.append(f"Snapshot: indexed ({snap['createdAt']})")
-        prev = snap["previousSnapshotSha"]
-        lines.append(f"Based on: {prev[:7] if prev else '(none: first snapshot)'}")
-        d = snap["delta"]
-        lines.append(f"Knowledge: docs={snap['docs']} chunks={snap['chunks']}")
-        lines.append(
-            f"Delta: +{d['added']} added ~{d['modified']} modified -{d['deleted']} deleted"
-        )
-        semantic = entry["semantic"]
-        lines.append(f"Semantic delta: {semantic['headline'] or 'none'}")
-        for kind, label in (("beliefs", "belief"), ("openLoops", "open loop")):
-            for item in semantic.get(kind, []):
-                lines.append(f"  {label}: {item['title']} [{item['artifactId']}]")
-        if snap.get("changed"):
-            lines.append("Changed:")
-            for row in snap["changed"]:
-                extra = ""
-                if view == "full":
-                    extra = f" chunks={row['chunks']} ({row['chunkDelta']:+d})"
-                    if row["memoryPath"]:
-                        extra += " memory"
-                lines.append(f"  {row['status']} {row['path']} [{row['docType']}]{extra}")
-        lines.append(f"Types: {_types(snap['types'])}")
+        lines += _block(entry, view, names)
     for warning in data["warnings"]:
-        lines.append(f"warning: {warning}")
+        lines.append(f"{paint('warning:', 'yellow')} {warning}")
     return "\n".join(lines)
 
 
@@ -137,30 +230,80 @@ def run_drift(inv: Invocation) -> Outcome:
     return Outcome(data=data, text=lambda: render_drift(data), warnings=list(data["warnings"]))
 
 
-def render_drift(data: dict[str, Any]) -> str:
-    """Text of `ragit drift`: the overall status, then one line (or block) per item."""
-    counts = data["counts"]
-    base = data["baseline"]
+_STATUS_COLOUR = {"stale": "red", "suspect": "yellow", "fresh": "green"}
+_ITEM_LABEL = {
+    "baseline": "snapshot",
+    "document": "document",
+    "memoryArtifact": "memory",
+    "harnessSuite": "suite",
+}
+
+
+def _drift_where(base: dict[str, Any]) -> str:
+    head = str(base["headSha"] or "")[:7] or "(no commit)"
     snap = base["snapshotSha"]
-    lines = [
-        f"drift: {data['overallStatus']} (fresh={counts['fresh']} suspect={counts['suspect']} "
-        f"stale={counts['stale']})",
-        f"baseline: head {str(base['headSha'])[:7]} snapshot {snap[:7] if snap else '-'}",
-    ]
-    for item in data["items"]:
-        reasons = ",".join(item["reasonCodes"]) or "-"
-        lines.append(f"{item['status']:<7} {item['itemType']:<14} {item['title']} [{reasons}]")
-        if data["view"] == "minimal":
-            continue
-        for action in item.get("recommendedActions", []):
-            lines.append(f"        -> {action}")
-        if data["view"] == "full":
-            lines.append(f"        id: {item['id']}")
-            if item.get("affectedPaths"):
-                lines.append(f"        paths: {', '.join(item['affectedPaths'])}")
+    if snap is None:
+        return f"HEAD {head}, no snapshot"
+    if snap == base["headSha"]:
+        return f"HEAD {head}, its own snapshot"
+    return f"HEAD {head}, snapshot {snap[:7]}"
+
+
+def render_drift(data: dict[str, Any]) -> str:
+    """Text of `ragit drift`, as `git status`: only what is suspect or stale, then the
+    commands that fix it; one all-clear line when nothing is (``--format json`` lists
+    every item, fresh ones included)."""
+    from ragit.ops.drift import REASON_WORDS
+
+    counts = data["counts"]
+    where = _drift_where(data["baseline"])
+    flagged = [i for i in data["items"] if i["status"] != "fresh"]
+    total_flagged = counts["stale"] + counts["suspect"]
+    lines: list[str] = []
+    if total_flagged == 0:
+        items = counts["fresh"]
+        lines.append(
+            f"{paint('fresh', 'green')}: nothing suspect or stale "
+            f"({_count(items, 'item')} checked; {where})"
+        )
+    else:
+        parts = [f"{counts[s]} {s}" for s in ("stale", "suspect", "fresh") if counts[s]]
+        overall = data["overallStatus"]
+        lines.append(f"{paint(overall, _STATUS_COLOUR[overall])}: {', '.join(parts)} ({where})")
+        lines.append("")
+        width = max(
+            (len(_ITEM_LABEL.get(i["itemType"], i["itemType"])) for i in flagged), default=0
+        )
+        actions: list[str] = []
+        for item in flagged:
+            status = paint(f"{item['status']:<7}", _STATUS_COLOUR[item["status"]])
+            label = _ITEM_LABEL.get(item["itemType"], item["itemType"])
+            reasons = ", ".join(REASON_WORDS.get(code, code) for code in item["reasonCodes"])
+            title = "" if item["itemType"] == "baseline" else f"{item['title']}  "
+            lines.append(f"  {status} {label:<{width}}  {title}({reasons})")
+            if data["view"] == "full":
+                lines.append(f"          reasons: {', '.join(item['reasonCodes'])}")
+                lines.append(f"          id: {item['id']}")
+                if item.get("affectedPaths"):
+                    lines.append(f"          paths: {', '.join(item['affectedPaths'])}")
+                for action in item.get("recommendedActions", []):
+                    lines.append(f"          -> {action}")
+            for action in item.get("recommendedActions", []):
+                if action not in actions:
+                    actions.append(action)
+        more = total_flagged - len(flagged)
+        if more > 0:
+            lines.append(f"  … {more} more (ragit drift -n {total_flagged} lists them)")
+        if actions and data["view"] != "minimal":
+            lines.append("")
+            lines += [f"{paint('next:', 'bold')} {action}" for action in actions]
     for warning in data["warnings"]:
-        lines.append(f"warning: {warning}")
+        lines.append(f"{paint('warning:', 'yellow')} {warning}")
     return "\n".join(lines)
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 def run_narrative(inv: Invocation) -> Outcome:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -35,14 +37,47 @@ def _excerpt_lines(hit: dict[str, Any], view: str) -> list[str]:
     return out or [""]
 
 
-def _hit_lines(hits: list[dict[str, Any]], view: str) -> list[str]:
+def emphasis(question: str) -> Callable[[str], str]:
+    """Marks the question's words in a line of a hit, at a terminal that takes colour.
+
+    A word is a run of letters or digits of at least 3 characters (any length in Hangul
+    or CJK) that is not an English stop word; it matches a word of the text that starts
+    with it or with its singular (``closures`` marks ``closure`` and ``closures``).
+    Elsewhere (a pipe, ``NO_COLOR``) the line is unchanged.
+    """
+    from ragit.contract.terminal import colour_enabled
+
+    if not colour_enabled():
+        return lambda line: line
+    from ragit.text.english import STOP_WORDS, strip_plural
+    from ragit.text.scripts import WORD
+
+    stems: list[str] = []
+    for word in WORD.findall(question.lower()):
+        if word in STOP_WORDS or (len(word) < 3 and word.isascii()):
+            continue
+        stem = strip_plural(word)
+        if stem not in stems:
+            stems.append(stem)
+    if not stems:
+        return lambda line: line
+    stems.sort(key=len, reverse=True)
+    pattern = re.compile(
+        r"(?<![^\W_])(?:" + "|".join(re.escape(s) for s in stems) + r")[^\W_]*", re.IGNORECASE
+    )
+    return lambda line: pattern.sub(lambda m: paint(m.group(0), "match"), line)
+
+
+def _hit_lines(
+    hits: list[dict[str, Any]], view: str, mark: Callable[[str], str] = lambda line: line
+) -> list[str]:
     lines: list[str] = []
     for n, hit in enumerate(hits, 1):
         if n > 1:
             lines.append("")
         title = f" · {hit['sectionTitle']}" if hit.get("sectionTitle") else ""
-        lines.append(f"{n}. {hit['path']}{title}  ({hit['scoreFinal']:.3f})")
-        lines.extend(f"   {line}" if line else "" for line in _excerpt_lines(hit, view))
+        lines.append(f"{n}. {paint(hit['path'], 'bold')}{title}  ({hit['scoreFinal']:.3f})")
+        lines.extend(f"   {mark(line)}" if line else "" for line in _excerpt_lines(hit, view))
         lines.append(f"   cite: {hit['citation']['id']}")
         if "scoreBreakdown" in hit:
             b = hit["scoreBreakdown"]
@@ -82,7 +117,7 @@ def _warning_lines(data: dict[str, Any]) -> list[str]:
 
 def render_query(data: dict[str, Any], view: str) -> str:
     """Hits first, then one line of metadata, then warnings."""
-    lines = _hit_lines(data["hits"], view) or ["no hits"]
+    lines = _hit_lines(data["hits"], view, emphasis(data["query"])) or ["no hits"]
     lines += ["", *_footer(data, repr_question(data["query"]), view, data["scope"])]
     lines += _warning_lines(data)
     return "\n".join(lines)
@@ -96,7 +131,7 @@ def repr_question(text: str) -> str:
 def render_pack(data: dict[str, Any], view: str, scope: str) -> str:
     """Selected hits first, then the budget and selection, then warnings."""
     sel = data["selection"]
-    lines = _hit_lines(data["hits"], view) or ["nothing selected"]
+    lines = _hit_lines(data["hits"], view, emphasis(data["goal"])) or ["nothing selected"]
     lines += ["", *_footer(data, repr_question(data["goal"]), view, scope)]
     lines.append(
         f"budget: {data['usedTokens']} of {data['budget']} tokens used by "

@@ -19,13 +19,38 @@ def _lock(lock: dict[str, Any]) -> str:
     return str(state)
 
 
+def _dirty(data: dict[str, Any]) -> str:
+    """``no``, or what makes the worktree dirty and whether ingest cares."""
+    if not data["worktreeDirty"]:
+        return "no"
+    changes = data.get("worktreeChanges") or {}
+    states = ("modified", "staged", "deleted", "untracked")
+    counts = ", ".join(f"{changes[s]} {s}" for s in states if changes.get(s))
+    paths = list(changes.get("paths") or [])
+    total = sum(int(changes.get(s) or 0) for s in states)
+    shown = ", ".join(paths[:3]) + (", …" if total > 3 else "")
+    line = f"yes — {counts} ({shown})" if counts else "yes"
+    documents = int(changes.get("documentCount") or 0)
+    if documents:
+        line += (
+            f"; {documents} document{'' if documents == 1 else 's'} to commit before "
+            f"ingest: {', '.join(changes['documents'][:3])}" + (", …" if documents > 3 else "")
+        )
+    elif counts:
+        line += "; no document ingest reads"
+    return line
+
+
 def render(data: dict[str, Any]) -> str:
     """Readiness first (snapshot, next step), then the repository, store and config."""
     snap = data["snapshot"]
     state = snap["status"]
     headline = paint(state, "green" if state == "indexed" else "yellow")
+    size = ""
+    if state == "indexed" and snap.get("documents") is not None:
+        size = f" ({snap['documents']} documents, {snap.get('chunks')} chunks)"
     lines = [
-        f"snapshot:     {headline}" + (f" — {snap['reason']}" if snap.get("reason") else ""),
+        f"snapshot:     {headline}{size}" + (f" — {snap['reason']}" if snap.get("reason") else ""),
     ]
     if snap.get("recovery"):
         lines.append(f"next:         {snap['recovery']}")
@@ -41,7 +66,7 @@ def render(data: dict[str, Any]) -> str:
         + ("" if data["initialized"] else " (run: ragit init --yes)"),
         f"branch:       {branch}",
         f"head:         {data['head'] or 'no commit yet'}",
-        f"dirty:        {value(data['worktreeDirty'])}",
+        f"dirty:        {_dirty(data)}",
     ]
     store = data["store"]
     if store.get("backend") == "postgres":
@@ -58,7 +83,8 @@ def render(data: dict[str, Any]) -> str:
             )
     elif store.get("present"):
         lines.append(
-            f"store:        generation {store.get('generation')}, {store.get('chunkCount')} chunks"
+            f"store:        generation {store.get('generation')}, {store.get('chunkCount')} "
+            "chunks stored for all snapshots"
             if store.get("readable")
             else f"store:        unreadable ({store.get('reason')})"
         )

@@ -17,6 +17,7 @@ class StatusData(WireModel):
     head: str | None
     detached: bool
     worktree_dirty: bool
+    worktree_changes: dict[str, Any] | None = None
     snapshot: dict[str, Any]
     search_ready: bool
     manifests: int

@@ -50,7 +50,6 @@ __all__ = [
     "read_index_summary",
     "reconcile",
     "refresh",
-    "validate",
 ]
 
 
@@ -168,21 +167,6 @@ def _file_entry(doc: DocFile, root: str) -> dict[str, Any]:
         "docType": doc.doc_type,
         "canonicalPath": canonical_path(root, doc.doc_type, doc.path),
         "violations": doc.violations,
-    }
-
-
-def validate(ws: Workspace, cfg: RagitConfig, *, doc_type: str | None) -> dict[str, Any]:
-    """`doc validate`: every tracked document against its contract. Reads only."""
-    docs, _ = collect(ws, cfg, doc_type=doc_type)
-    root = cfg.docs_authority.canonical_root
-    entries = [_file_entry(d, root) for d in docs]
-    return {
-        "docType": doc_type,
-        "checkedFiles": len(docs),
-        "tracked": len(docs),
-        "violations": sum(len(d.violations) for d in docs),
-        "invalidFiles": sum(1 for d in docs if d.violations),
-        "files": entries,
     }
 
 
