@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 psycopg = pytest.importorskip(
-    "psycopg", reason="LOUD SKIP: psycopg is not installed (pip install 'ragit[postgres]')"
+    "psycopg", reason="LOUD SKIP: psycopg is not installed (pip install 'ragit-cli[postgres]')"
 )
 
 

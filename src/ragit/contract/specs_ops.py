@@ -158,7 +158,7 @@ OPS_COMMANDS: tuple[CommandSpec, ...] = (
             "schema version before and after and the steps applied; --dry-run reads the "
             "version in a read-only transaction and lists the steps it would apply. No "
             "server, a refused connection or a schema newer than this RAGit's is "
-            "SNAPSHOT_STORE_UNAVAILABLE. Needs the extra ragit[postgres]."
+            "SNAPSHOT_STORE_UNAVAILABLE. Needs the extra ragit-cli[postgres]."
         ),
         handler="ragit.cli.commands.migrate_store:run",
         default_format="json",

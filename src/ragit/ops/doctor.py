@@ -15,13 +15,19 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ragit.contract.errors import FIRST_COMMIT_RECOVERY, DoctorChecksFailed, RagitError
+from ragit.contract.errors import (
+    FIRST_COMMIT_RECOVERY,
+    DoctorChecksFailed,
+    RagitError,
+    StoreClientMissing,
+    install_command,
+)
 from ragit.workspace import GITIGNORE_ENTRIES, Workspace
 
 REBUILD = "ragit repair --apply --action store-rebuild"
 MIGRATE_STORE = "ragit migrate store"
 CONFIGURE_SERVER = "export RAGIT_DATABASE_URL=postgresql://<user>@<host>/<database>"
-UPGRADE_RAGIT = "pip install --upgrade 'ragit[postgres]'"
+UPGRADE_RAGIT = install_command("postgres", upgrade=True)
 # Index states that need a writer: an ingest builds the graph (a noop one as well).
 _INDEX_FAILURES = ("invalid", "missing")
 
@@ -241,7 +247,12 @@ class _Doctor:
         if facts is None:
             exc = shared.error
             assert exc is not None
-            recovery = CONFIGURE_SERVER if "RAGIT_DATABASE_URL" in exc.message else exc.recovery
+            if isinstance(exc, StoreClientMissing):
+                recovery = exc.install
+            elif "RAGIT_DATABASE_URL" in exc.message:
+                recovery = CONFIGURE_SERVER
+            else:
+                recovery = exc.recovery
             self.add("store.connection", False, masked(exc.message), recovery, backend="postgres")
             return
         server = facts["server"]
