@@ -186,6 +186,11 @@ def _read_toml(path: Path, shown: str | None = None) -> dict[str, Any]:
     except FileNotFoundError:
         return {}
     except OSError as exc:
+        from ragit.contract.fs_errors import filesystem_error
+
+        typed = filesystem_error(exc, path.parent.parent)  # <root>/.ragit/config.toml
+        if typed is not None:  # no permission, .ragit not a directory: not the file's content
+            raise typed from exc
         raise ConfigInvalid(shown or str(path), None, f"unreadable ({exc.strerror})") from exc
     try:
         text = raw.decode("utf-8")

@@ -7,35 +7,14 @@ importing psycopg and pgvector fails the way an interpreter without them fails.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-from dataclasses import dataclass
-from typing import Any
-
 import pytest
+from tests.cli._many import Ran, run_many
 from tests.snapshot._kit import make_repo, private_cache  # noqa: F401 - autouse fixture
 
 INSTALL = "pip install 'ragit-cli[postgres]'"
-# One interpreter runs each `ragit` command line (JSON lines on stdin) with both client
-# packages unimportable: None in sys.modules is what importing a package that is not
-# installed finds (ModuleNotFoundError). Each command's stdout is one JSON line out.
-WITHOUT_CLIENT = """
-import contextlib, io, json, sys
-sys.modules["psycopg"] = None
-sys.modules["pgvector"] = None
-from ragit.cli.main import main
-for line in sys.stdin:
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        try:
-            main([*json.loads(line), "--format", "json"])
-            code = 0
-        except SystemExit as exc:
-            code = exc.code or 0
-    print(json.dumps({"code": code, "stdout": out.getvalue()}), flush=True)
-"""
+# Both client packages unimportable: None in sys.modules is what importing a package that
+# is not installed finds (ModuleNotFoundError).
+WITHOUT_CLIENT = 'sys.modules["psycopg"] = None\nsys.modules["pgvector"] = None'
 
 COMMANDS = [
     ("query", "keys"),
@@ -50,13 +29,6 @@ COMMANDS = [
 ]
 
 
-@dataclass
-class Ran:
-    code: int
-    envelope: dict[str, Any]
-    output: str
-
-
 @pytest.fixture(scope="module")
 def ran(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Ran]:
     """Every command of :data:`COMMANDS`, run once in a repository on the shared store."""
@@ -66,26 +38,12 @@ def ran(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Ran]:
         config.read_text(encoding="utf-8") + '\n[store]\nbackend = "postgres"\n',
         encoding="utf-8",
     )
-    proc = subprocess.run(
-        [sys.executable, "-c", WITHOUT_CLIENT],
-        cwd=repo.root,
-        input="".join(json.dumps(list(args)) + "\n" for args in COMMANDS),
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        env={**os.environ, "RAGIT_DATABASE_URL": "postgresql://ragit@127.0.0.1:9/ragit"},
-        timeout=300,
-        check=False,
+    return run_many(
+        repo.root,
+        COMMANDS,
+        env={"RAGIT_DATABASE_URL": "postgresql://ragit@127.0.0.1:9/ragit"},
+        prelude=WITHOUT_CLIENT,
     )
-    assert proc.returncode == 0, proc.stderr
-    assert "Traceback" not in proc.stderr, proc.stderr
-    results = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
-    assert len(results) == len(COMMANDS), proc.stdout + proc.stderr
-    out: dict[str, Ran] = {}
-    for args, result in zip(COMMANDS, results, strict=True):
-        lines = [line for line in result["stdout"].splitlines() if line.strip()]
-        out[" ".join(args)] = Ran(result["code"], json.loads(lines[-1]), result["stdout"])
-    return out
 
 
 @pytest.mark.parametrize("command", [" ".join(c) for c in COMMANDS[:6]])

@@ -13,8 +13,9 @@
   ``STORE_WRITE_BUSY`` (transient, exit 3), nothing is visible, and a retry publishes.
 * A stopped server (nothing listening) is transient too (``STORE_READ_BUSY`` for what reads,
   ``STORE_WRITE_BUSY`` with ``lockState: "unreachable"`` for a writer's connection), both
-  retryable, and once the server is started again the same calls answer and publish; a server that answers but
-  refuses (an unknown database or role) stays ``SNAPSHOT_STORE_UNAVAILABLE``.
+  retryable, and once the server is started again the same calls answer and publish; a
+  server that answers but refuses (an unknown database or role) stays
+  ``SNAPSHOT_STORE_UNAVAILABLE``.
 
 A read is held inside the server by another session's ``ACCESS EXCLUSIVE`` lock on
 ``ragit_chunks`` (the reader's statement waits in the server, as a long query would); a

@@ -268,9 +268,20 @@ def run_spec(spec: CommandSpec, params: dict[str, Any], ctx: click.Context) -> i
             _check_input_mixing(spec, params, ctx)
             if spec.input_required and params.get("input") is None:
                 raise InputInvalid("input", "--input <path|-> is required")
+            if spec.mutating and not inv.dry_run and inv.root is not None:
+                inv.workspace().check_contained()  # never write through an escaping symlink
             outcome = _call_handler(spec, inv)
         except RagitError as exc:
             return _fail(inv, exc)
+        except Exception as exc:
+            from ragit.contract.fs_errors import filesystem_error
+
+            # A full disk, a permission denied, a read-only mount: the machine's condition,
+            # typed (FILESYSTEM_UNUSABLE) wherever in the command it surfaced.
+            typed = filesystem_error(exc, Path(inv.envelope_cwd))
+            if typed is None:
+                raise
+            return _fail(inv, typed)
         warnings = [*inv.warnings, *outcome.warnings]
         env = envelope(spec.path, inv.envelope_cwd, outcome.data, warnings)
         if outcome.error is not None:

@@ -29,6 +29,7 @@ them into envelopes and exit codes.
     │   ├── EmbeddingMigrationRequired    EMBEDDING_MIGRATION_REQUIRED
     │   ├── EmbeddingModelInvalid         EMBEDDING_MODEL_INVALID
     │   ├── EmbeddingBackendUnavailable   EMBEDDING_BACKEND_UNAVAILABLE
+    │   ├── FilesystemUnusable            FILESYSTEM_UNUSABLE (in :mod:`.fs_errors`)
     │   ├── DoctorChecksFailed            DOCTOR_CHECKS_FAILED (exit 1)
     │   └── McpRemoteEmbeddingCacheMiss   MCP_REMOTE_EMBEDDING_CACHE_MISS (MCP only)
     ├── CorruptError                      category corrupt_or_incompatible, exit 4

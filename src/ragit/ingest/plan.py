@@ -248,6 +248,19 @@ def _process_doc(
     return DocPlan(entry=entry, reused=False, rows=rows), None, decision.masked_count
 
 
+def _stored_chunk_ids(ws: Workspace) -> set[str] | None:
+    """The chunk ids the store's writes recorded as stored for committed manifests
+    (``referenced.ids``), or None when it has no record (a store of an older RAGit).
+
+    A manifest entry whose chunk ids are not all there was not written by an ingest of this
+    store (edited, or copied from elsewhere): carrying it over would keep chunks that exist
+    nowhere, so its document is read and chunked again instead."""
+    from ragit.store.publishing import read_referenced
+
+    recorded = read_referenced(ws.store_dir)
+    return recorded or None
+
+
 def plan_ingest(
     ws: Workspace,
     cfg: RagitConfig,
@@ -326,10 +339,14 @@ def plan_ingest(
         if manifest is not None and manifest not in reuse_from:
             reuse_from.append(manifest)
     reuse: dict[tuple[str, str], ManifestDoc] = {}
+    stored = _stored_chunk_ids(ws) if server is None else None
     for manifest in reversed(reuse_from if reuse_documents else []):
         for doc in manifest.docs:
-            if doc.version_id == ids.version_id(doc.document_id, doc.blob_sha):
-                reuse[(doc.path, doc.blob_sha)] = doc
+            if doc.version_id != ids.version_id(doc.document_id, doc.blob_sha):
+                continue  # chunked by an older chunker: chunk it again
+            if stored is not None and not stored.issuperset(doc.chunk_ids):
+                continue  # names chunks no write of this store recorded: derive it again
+            reuse[(doc.path, doc.blob_sha)] = doc
 
     tree = git.tree_files(target)
     candidates, skipped, selected = _candidate_files(cfg, tree, req)

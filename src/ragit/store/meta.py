@@ -232,7 +232,14 @@ def read_meta(ws: Workspace) -> StoreMeta | None:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return None
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
+        from ragit.contract.fs_errors import filesystem_error
+
+        typed = filesystem_error(exc, ws.root)
+        if typed is not None:  # no permission, a failing disk: not a corrupt file
+            raise typed from exc
+        raise _invalid(ws, f"unreadable ({exc.__class__.__name__})") from exc
+    except UnicodeDecodeError as exc:
         raise _invalid(ws, f"unreadable ({exc.__class__.__name__})") from exc
     return parse_meta(ws, text)
 
