@@ -1,8 +1,8 @@
 """`doctor`'s ``ragit.filesystem`` check: can RAGit write where it keeps its state?
 
 Reads only (``lstat``, ``access``, ``statvfs``): ``.ragit`` must be a directory this user may
-read and write, on a writable file system with room for a store write
-(:func:`ragit.store.space.needed_bytes`), and none of the directories RAGit writes inside it
+read and write, on a writable file system with room for a store write (a new segment:
+:func:`ragit.store.space.needed_bytes`), and none of the directories RAGit writes inside it
 may be a symlink that leaves the repository (:meth:`Workspace.check_contained`). Each failure
 is the condition ``FILESYSTEM_UNUSABLE`` names for a command that meets it.
 """
@@ -13,7 +13,6 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragit.contract.errors import RagitError
 from ragit.contract.fs_errors import FilesystemUnusable
 from ragit.workspace import Workspace
 
@@ -60,10 +59,7 @@ def check_filesystem(ws: Workspace) -> FilesystemCheck:
             FilesystemUnusable(".ragit", FilesystemUnusable.PERMISSION_DENIED, errno_name="EACCES")
         )
     free = free_bytes(ws.store_dir)
-    try:
-        needed = needed_bytes(ws)
-    except RagitError:
-        needed = 0
+    needed = needed_bytes()
     if free is not None and free < needed:
         return _failed(
             FilesystemUnusable(

@@ -4,10 +4,11 @@ zvec maps the vector file of a new writing segment (about 5 MiB at 256 dimension
 opens a collection read-write and fills it as rows arrive; on a file system that cannot back
 those pages the process dies with SIGBUS inside the open, and a write that runs out of space
 half-way can leave the collection's own manifest empty. So every store write first checks
-that the file system holding ``.ragit/store`` has room for the worst case it may take — a
-new segment (:data:`FLOOR`) plus a merged copy of the whole collection beside it (an inline
-merge, a rebuild's ``store.next``) — and otherwise fails with ``FILESYSTEM_UNUSABLE``
-(``no-space``) before a canonical file changes.
+that the file system holding ``.ragit/store`` has room for what zvec writes in place — a new
+segment (:data:`FLOOR`) and the new rows — and otherwise fails with ``FILESYSTEM_UNUSABLE``
+(``no-space``) before a canonical file changes. Copies (an inline merge's, a rebuild's
+``store.next``, a restore's) are not counted: one that runs out of space fails cleanly, the
+canonical files untouched; counting them refused the very recovery a nearly full disk needs.
 """
 
 from __future__ import annotations
@@ -27,20 +28,6 @@ FLOOR = 8 * MIB
 ROW_BYTES = 4096
 
 
-def used_bytes(directory: Path) -> int:
-    """Bytes the files under ``directory`` occupy on disk (sparse files count what they use)."""
-    total = 0
-    for base, _dirs, files in os.walk(directory):
-        for name in files:
-            try:
-                info = os.lstat(os.path.join(base, name))
-            except OSError:
-                continue
-            blocks = getattr(info, "st_blocks", None)
-            total += blocks * 512 if blocks is not None else info.st_size
-    return total
-
-
 def free_bytes(path: Path) -> int | None:
     """Bytes an unprivileged writer may still use on the file system of ``path`` (its nearest
     existing ancestor); None where the platform cannot tell."""
@@ -54,12 +41,10 @@ def free_bytes(path: Path) -> int | None:
     return stats.f_bavail * stats.f_frsize
 
 
-def needed_bytes(ws: Workspace, rows: int = 0, dimensions: int = 0) -> int:
-    """What a store write may take at most: :data:`FLOOR`, twice the collection, and
-    :data:`ROW_BYTES` plus twice its vector for each of ``rows`` new rows."""
-    collection = ws.store_dir / "chunks"
-    held = used_bytes(collection) if collection.is_dir() else 0
-    return FLOOR + 2 * held + rows * (ROW_BYTES + 8 * dimensions)
+def needed_bytes(rows: int = 0, dimensions: int = 0) -> int:
+    """What zvec may write in place for ``rows`` new rows of ``dimensions``: :data:`FLOOR`,
+    and :data:`ROW_BYTES` plus twice its vector for each row."""
+    return FLOOR + rows * (ROW_BYTES + 8 * dimensions)
 
 
 def require_space(ws: Workspace, rows: int = 0, dimensions: int = 0) -> None:
@@ -72,7 +57,7 @@ def require_space(ws: Workspace, rows: int = 0, dimensions: int = 0) -> None:
     free = free_bytes(ws.store_dir)
     if free is None:
         return
-    needed = needed_bytes(ws, rows, dimensions)
+    needed = needed_bytes(rows, dimensions)
     if free < needed:
         raise FilesystemUnusable(
             ws.relative(ws.store_dir),
