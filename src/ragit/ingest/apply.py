@@ -281,7 +281,7 @@ def _referenced_now(ws: Workspace, manifest: Manifest) -> set[str]:
     """The chunk ids to record as referenced: the new manifest's, and once for a store that
     has no record yet (made by an older RAGit), every retained manifest's."""
     from ragit.snapshot.manifest import list_manifest_shas, load_manifest
-    from ragit.store.publishing import REFERENCED_NAME
+    from ragit.store.meta import REFERENCED_NAME
 
     ids = manifest.all_chunk_ids()
     if (ws.store_dir / REFERENCED_NAME).exists():

@@ -255,7 +255,7 @@ def _stored_chunk_ids(ws: Workspace) -> set[str] | None:
     A manifest entry whose chunk ids are not all there was not written by an ingest of this
     store (edited, or copied from elsewhere): carrying it over would keep chunks that exist
     nowhere, so its document is read and chunked again instead."""
-    from ragit.store.publishing import read_referenced
+    from ragit.store.meta import read_referenced
 
     recorded = read_referenced(ws.store_dir)
     return recorded or None

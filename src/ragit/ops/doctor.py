@@ -196,8 +196,7 @@ class _Doctor:
 
     def store(self) -> None:
         from ragit.ops.store_markers import failed_writes
-        from ragit.store.meta import read_meta
-        from ragit.store.publishing import read_referenced
+        from ragit.store.meta import read_meta, read_referenced
         from ragit.store.reader import StoreReader
 
         try:
@@ -515,7 +514,7 @@ class _Doctor:
 
 def _recorded(ws: Workspace) -> bool:
     """Whether the store keeps a record of the chunk ids its writes stored."""
-    from ragit.store.publishing import REFERENCED_NAME
+    from ragit.store.meta import REFERENCED_NAME
 
     return (ws.store_dir / REFERENCED_NAME).is_file()
 

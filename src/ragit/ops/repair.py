@@ -121,8 +121,7 @@ def _store_problem(ws: Workspace, *, wait_ms: int) -> str | None:
     from ragit.snapshot.manifest import list_manifest_shas, load_manifest
     from ragit.store.fingerprint import canonical_changed
     from ragit.store.lock import inspect_lock
-    from ragit.store.meta import read_meta
-    from ragit.store.publishing import read_referenced
+    from ragit.store.meta import read_meta, read_referenced
     from ragit.store.reader import StoreReader
 
     shas = list_manifest_shas(ws)

@@ -248,3 +248,17 @@ def write_meta(ws: Workspace, meta: StoreMeta) -> None:
     """Replace ``meta.json`` atomically (temp file, fsync, rename, fsync of the directory)."""
     text = json.dumps(meta.to_wire(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     atomic_write_text(ws.store_dir / META_NAME, text)
+
+
+REFERENCED_NAME = "referenced.ids"
+
+
+def read_referenced(store_dir: Path) -> set[str]:
+    """Chunk ids that retained manifests name, as recorded beside the store (empty: none
+    recorded, e.g. a store of an older RAGit). Written by :mod:`.publishing`; read here, in a
+    module that imports no engine, by ingest planning and ``doctor`` too."""
+    try:
+        text = (store_dir / REFERENCED_NAME).read_text(encoding="ascii")
+    except (OSError, UnicodeDecodeError):
+        return set()
+    return set(text.split())

@@ -26,7 +26,14 @@ from ragit.store._zvec import Collection
 from ragit.store.copies import canonical_path, copy_name, copy_path, make_copy, prune_copies
 from ragit.store.fingerprint import canonical_changed, canonical_digest
 from ragit.store.lock import WriterLock
-from ragit.store.meta import StoreMeta, now_iso, read_meta, write_meta
+from ragit.store.meta import (
+    REFERENCED_NAME,
+    StoreMeta,
+    now_iso,
+    read_meta,
+    read_referenced,
+    write_meta,
+)
 from ragit.store.terms import TermReader
 from ragit.workspace import Workspace
 
@@ -68,19 +75,6 @@ def check_canonical_intact(ws: Workspace, lock: WriterLock) -> None:
             "the canonical store files changed outside a RAGit write (damaged or replaced); "
             "nothing was written — rebuild the store from git",
         )
-
-
-REFERENCED_NAME = "referenced.ids"
-
-
-def read_referenced(store_dir: Path) -> set[str]:
-    """Chunk ids that retained manifests name, as recorded beside the store (empty: none
-    recorded, e.g. a store of an older RAGit)."""
-    try:
-        text = (store_dir / REFERENCED_NAME).read_text(encoding="ascii")
-    except (OSError, UnicodeDecodeError):
-        return set()
-    return set(text.split())
 
 
 def write_referenced(store_dir: Path, ids: set[str]) -> None:

@@ -214,7 +214,7 @@ def restore_published(ws: Workspace, lock: WriterLock) -> StoreMeta | None:
     """
     from ragit.store._copy import copy_tree
     from ragit.store.copies import copy_path, shared_file
-    from ragit.store.publishing import REFERENCED_NAME
+    from ragit.store.meta import REFERENCED_NAME
     from ragit.store.terms import CHUNKS_NAME
 
     lock.assert_held()
