@@ -210,6 +210,20 @@ def _check_input_mixing(spec: CommandSpec, params: dict[str, Any], ctx: click.Co
         )
 
 
+def _check_text_params(params: dict[str, Any]) -> None:
+    """Refuse an argument that is not UTF-8 text (the shell passed raw bytes).
+
+    Python decodes such bytes to lone surrogates (PEP 383); they cannot reach a JSON
+    envelope, a question or a file name, so they are ``INPUT_INVALID`` before any work.
+    """
+    from ragit.contract.inputs import is_unicode_text
+
+    for name, value in params.items():
+        values = value if isinstance(value, (tuple, list)) else (value,)
+        if any(isinstance(v, str) and not is_unicode_text(v) for v in values):
+            raise InputInvalid(name, "not valid UTF-8 text (the argument holds other bytes)")
+
+
 def _resolve_start_dir(params: dict[str, Any]) -> Path:
     from ragit.contract.inputs import existing_directory
 
@@ -266,6 +280,7 @@ def run_spec(spec: CommandSpec, params: dict[str, Any], ctx: click.Context) -> i
                     raise InputInvalid("view", f"must be one of {', '.join(VIEWS)}")
                 inv.view = view or "default"
             _check_input_mixing(spec, params, ctx)
+            _check_text_params(params)
             if spec.input_required and params.get("input") is None:
                 raise InputInvalid("input", "--input <path|-> is required")
             if spec.mutating and not inv.dry_run and inv.root is not None:

@@ -40,6 +40,7 @@ from ragit.contract.errors import (
     SnapshotNotIndexed,
     SnapshotStoreUnavailable,
 )
+from ragit.contract.inputs import escape_non_utf8, is_unicode_text
 from ragit.ingest import ids
 from ragit.ingest.request import IngestRequest
 from ragit.ingest.rows import chunk_rows, decode_text, unit_rows
@@ -53,6 +54,8 @@ from ragit.snapshot.manifest import (
 )
 from ragit.snapshot.selection import ManifestSource
 from ragit.workspace import Workspace
+
+NON_UTF8_NAME = "file name is not valid UTF-8 (rename the file to index it)"
 
 Progress = Callable[[str], None]
 
@@ -189,6 +192,9 @@ def _candidate_files(
     out: list[TreeFile] = []
     for item in tree:
         if not selected(item.path):
+            continue
+        if not is_unicode_text(item.path):
+            skipped.append({"path": escape_non_utf8(item.path), "reason": NON_UTF8_NAME})
             continue
         if item.is_symlink:
             skipped.append(
@@ -352,7 +358,7 @@ def plan_ingest(
     candidates, skipped, selected = _candidate_files(cfg, tree, req)
     dirty: list[str] = []
     if target_is_head:
-        dirty = sorted(p for p, _state in git.dirty_paths().items() if selected(p))
+        dirty = sorted(p for p in git.dirty_paths() if selected(p) and is_unicode_text(p))
         if dirty and req.committed_only:
             shown = ", ".join(dirty[:10]) + (", …" if len(dirty) > 10 else "")
             warnings.append(

@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ragit import _json
 from ragit._fs import atomic_write_text
 from ragit.config import SECTIONS, load_config
 from ragit.contract.errors import ConfigInvalid, InputInvalid
@@ -57,7 +58,7 @@ def _coerce(section: str, key: str, raw: str) -> Any:
     if origin is list:
         if text.startswith("["):
             try:
-                items = json.loads(text)
+                items = _json.loads(text)
             except json.JSONDecodeError:
                 raise InputInvalid("value", "must be a JSON array of strings") from None
             if not isinstance(items, list) or not all(isinstance(i, str) for i in items):

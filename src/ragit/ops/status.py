@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from ragit import _json
 from ragit.contract.errors import (
     FIRST_COMMIT_RECOVERY,
     CorruptError,
@@ -373,7 +374,6 @@ def last_hook_run(ws: Workspace) -> dict[str, Any] | None:
     """The last outcome a hook-triggered ingest appended to ``.ragit/runtime/hooks.log``:
     ``{recordedAt, hook, outcome (ok|failed|coalesced|skipped), code, commitSha, recovery,
     warnings}``, or ``None`` when no hook has run. Reads only the end of the log."""
-    import json
 
     path = ws.runtime_dir / HOOKS_LOG
     try:
@@ -385,7 +385,7 @@ def last_hook_run(ws: Workspace) -> dict[str, Any] | None:
         return None
     for line in reversed(tail.splitlines()):
         try:
-            record = json.loads(line)
+            record = _json.loads(line)
         except ValueError:
             continue  # a line the hook's interpreter printed (a traceback, a warning)
         if not isinstance(record, dict) or "hook" not in record or "ok" not in record:

@@ -15,9 +15,9 @@ Either way every ingest refuses the store, and only a store rebuild from git rep
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from ragit import _json
 from ragit.workspace import Workspace
 
 
@@ -25,7 +25,7 @@ def _record(path: Any) -> dict[str, Any] | None:
     if not path.is_file():
         return None
     try:
-        record = json.loads(path.read_text(encoding="utf-8"))
+        record = _json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     return record if isinstance(record, dict) else {}
