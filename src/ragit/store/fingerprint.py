@@ -91,7 +91,8 @@ def canonical_changed(ws: Workspace) -> bool | None:
 
 def canonical_settled(ws: Workspace) -> bool:
     """Whether no interrupted write left work in the canonical files: every transaction
-    journal completed, no half-done store swap, no store a writer found unopenable."""
+    journal completed (an unreadable one, which proves nothing, is ignored), no half-done
+    store swap, no store a writer found unopenable."""
     if next_dir(ws).exists() or prev_dir(ws).exists() or ws.store_unopenable_path.exists():
         return False
-    return all(s.classification == "completed" for s in scan_journals(ws))
+    return all(s.classification in ("completed", "invalid") for s in scan_journals(ws))

@@ -132,6 +132,11 @@ def _profile(embedding: Mapping[str, Any], dimensions: int) -> dict[str, Any]:
     return profile
 
 
+# Journals of writes that changed canonical files and never finished (an "invalid" journal,
+# unreadable or malformed, is reported and ignored: it proves nothing about the files).
+UNFINISHED = frozenset({"precommit-incomplete", "finalization-pending", "inconsistent"})
+
+
 def _left_by_interrupted_write(ws: Workspace, lock: WriterLock) -> bool:
     """Whether an earlier write may have left the canonical files half-written: a transaction
     journal (not this writer's own) that never completed, or a store already found
@@ -141,7 +146,7 @@ def _left_by_interrupted_write(ws: Workspace, lock: WriterLock) -> bool:
         return True
     own = getattr(lock.transaction, "transaction_id", None)
     return any(
-        s.classification != "completed" and s.transaction_id != own for s in scan_journals(ws)
+        s.classification in UNFINISHED and s.transaction_id != own for s in scan_journals(ws)
     )
 
 
