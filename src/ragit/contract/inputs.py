@@ -197,6 +197,23 @@ def positive_int_option(raw: str, field: str, maximum: int) -> int:
     return positive_int(int(text), field, maximum)
 
 
+def wait_seconds(raw: str | None, no_wait: bool) -> float | None:
+    """The ``--wait SECONDS`` / ``--no-wait`` of a read: seconds, or None for the configured
+    ``retrieval.wait_for_ingest``.
+
+    Raises:
+        InputInvalid: field ``wait``: not a plain integer 0-600, or given with ``--no-wait``.
+    """
+    if raw is None:
+        return 0.0 if no_wait else None
+    if no_wait:
+        raise InputInvalid("wait", "--wait and --no-wait contradict each other")
+    text = raw.strip()
+    if not re.fullmatch(r"\+?[0-9]+", text) or int(text) > 600:
+        raise InputInvalid("wait", "must be an integer number of seconds, 0-600")
+    return float(int(text))
+
+
 def required_text(value: str, field: str) -> str:
     """A required string must hold something other than whitespace and no control characters.
 

@@ -49,6 +49,8 @@ if [ -f "$top/.ragit/config.toml" ] && [ ! -L "$top/.ragit" ] \\
         && [ ! -L "$top/.ragit/runtime" ]; then
     mkdir -p "$top/.ragit/runtime"
     if [ -x "$RAGIT_PYTHON" ]; then
+        # Said before the job starts: a read right after the commit waits for it.
+        git rev-parse HEAD >"$top/.ragit/runtime/hook-ingest.spawned" 2>/dev/null || :
         (
             unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE GIT_PREFIX GIT_REFLOG_ACTION
             cd "$top" && exec "$RAGIT_PYTHON" -m ragit.hooks.run {name}

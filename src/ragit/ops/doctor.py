@@ -124,16 +124,27 @@ class _Doctor:
         )
 
     def config(self) -> None:
-        from ragit.config import load_config, unknown_keys
+        from ragit.config import load_config, unknown_key_data, unknown_key_fixes
 
         try:
             self.cfg = load_config(self.ws)
         except RagitError as exc:
             self.add("ragit.config", False, exc.message, exc.recovery)
             return
-        unknown = unknown_keys(self.ws)
-        detail = "valid" + (f"; keys RAGit ignores: {', '.join(unknown)}" if unknown else "")
-        self.add("ragit.config", True, detail)
+        fixes = unknown_key_fixes(unknown_key_data(self.ws))
+        if fixes:
+            named = "; ".join(
+                f"'{name}'" + (f" (did you mean '{guess}'?)" if guess else "")
+                for name, guess, _fix in fixes
+            )
+            self.add(
+                "ragit.config",
+                False,
+                f"unknown section(s) or key(s) RAGit ignores: {named}",
+                " && ".join(fix for _name, _guess, fix in fixes),
+            )
+        else:
+            self.add("ragit.config", True, "valid")
         sec = self.cfg.security
         self.add(
             "security.masking-config",

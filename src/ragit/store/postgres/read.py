@@ -632,6 +632,12 @@ class SnapshotReader:
     def fetch_vectors(self, ids: Sequence[str]) -> dict[str, list[float]]:
         return self._reader.fetch_vectors(self.snapshot, ids)
 
+    def embedded_texts(self, ids: Sequence[str]) -> dict[str, str]:
+        """The text ingest embedded for each chunk of the snapshot (its ``search_en``)."""
+        wanted = set(ids) & self.snapshot.members
+        rows = self._reader.chunk_texts(self.snapshot.namespace_id, wanted)
+        return {cid: row["searchEn"] for cid, row in rows.items()}
+
     def close(self) -> None:
         """Nothing to release (the :class:`PgReader` owns the connection)."""
 
