@@ -232,6 +232,8 @@ def retrieve_hits(
         warnings.append(partial)
     cfg = configured if configured is not None else load_config(ws)
     hits: list[Hit] = []
+    # Per answer: an engine kept across calls (ragit-mcp) must not carry the last one's.
+    engine.retrieval = {"embedding": None, "rerank": None}
     if scope in ("durable", "all"):
         from ragit.embed import provider_spec
 
