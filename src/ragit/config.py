@@ -366,9 +366,11 @@ def unknown_key_warnings(data: dict[str, Any], shown: str) -> list[str]:
 def file_warnings(ws: Workspace) -> list[str]:
     """The unknown-key warnings of the repository's config file (none when the file is
     missing or cannot be read: the commands that load it report that)."""
+    from ragit.contract.fs_errors import FilesystemUnusable
+
     try:
         data = _read_toml(ws.config_path, ws.relative(ws.config_path))
-    except ConfigInvalid:
+    except (ConfigInvalid, FilesystemUnusable):
         return []
     return unknown_key_warnings(data, ws.relative(ws.config_path))
 

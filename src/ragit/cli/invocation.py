@@ -340,7 +340,10 @@ def _config_warnings(inv: Invocation) -> None:
     from ragit.workspace import Workspace
 
     ws = Workspace(inv._root)
-    if not ws.config_path.is_file():
+    try:
+        if not ws.config_path.is_file():
+            return
+    except OSError:  # .ragit unreadable: the command's own error (or check) says so
         return
     from ragit.cli.render import paint
     from ragit.config import file_warnings
