@@ -148,7 +148,7 @@ def postgres_missing() -> str | None:
     """Why this Python cannot start the ``postgres`` run's server (None: it can)."""
     for module, what in (("pgserver", "the pgserver wheel"), ("psycopg", "psycopg")):
         if importlib.util.find_spec(module) is None:
-            return f"{what} is not installed (pip install pgserver 'ragit[postgres]')"
+            return f"{what} is not installed (pip install pgserver 'ragit-cli[postgres]')"
     return None
 
 

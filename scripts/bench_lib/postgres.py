@@ -20,7 +20,7 @@ migrated with ``ragit migrate store``.
 - cold CLI ``query`` on the server and on zvec, interleaved query by query.
 
 psycopg and pgserver are imported here only (lazily): run the benchmark with the Python of
-an environment that has ``ragit[postgres]`` and ``pgserver`` (the project's venv).
+an environment that has ``ragit-cli[postgres]`` and ``pgserver`` (the project's venv).
 """
 
 from __future__ import annotations

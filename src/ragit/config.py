@@ -218,6 +218,11 @@ def _read_toml(path: Path, shown: str | None = None) -> dict[str, Any]:
     except FileNotFoundError:
         return {}
     except OSError as exc:
+        from ragit.contract.fs_errors import filesystem_error
+
+        typed = filesystem_error(exc, path.parent.parent)  # <root>/.ragit/config.toml
+        if typed is not None:  # no permission, .ragit not a directory: not the file's content
+            raise typed from exc
         raise ConfigInvalid(shown or str(path), None, f"unreadable ({exc.strerror})") from exc
     return parse_toml(raw, shown or str(path))
 
@@ -401,9 +406,11 @@ def unknown_key_warnings(data: dict[str, Any], shown: str) -> list[str]:
 def file_warnings(ws: Workspace) -> list[str]:
     """The unknown-key warnings of the repository's config file (none when the file is
     missing or cannot be read: the commands that load it report that)."""
+    from ragit.contract.fs_errors import FilesystemUnusable
+
     try:
         data = _read_toml(ws.config_path, ws.relative(ws.config_path))
-    except ConfigInvalid:
+    except (ConfigInvalid, FilesystemUnusable):
         return []
     return unknown_key_warnings(data, ws.relative(ws.config_path))
 

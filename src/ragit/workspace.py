@@ -1,7 +1,8 @@
 """Where RAGit keeps things inside a repository (the ``.ragit/`` layout).
 
 A :class:`Workspace` is a resolved Git root plus the paths derived from it.
-Nothing here touches the filesystem except :func:`Workspace.is_initialized`.
+Nothing here touches the filesystem except :func:`Workspace.is_initialized` and
+:func:`Workspace.check_contained` (``lstat`` calls only).
 """
 
 from __future__ import annotations
@@ -28,6 +29,39 @@ GITIGNORE_ENTRIES = (
     ".ragit/manifest/",
     ".ragit/artifacts/harness/",
     ".ragit/runtime/",
+)
+
+
+# Every directory RAGit creates or writes inside .ragit (and .ragit itself, ""). A committed
+# symlink at one of them must not make RAGit write outside the repository.
+WRITE_DIRS = (
+    "",
+    "manifest",
+    "runtime",
+    "runtime/transactions",
+    "store",
+    "store/chunks",
+    "store.next",
+    "store.prev",
+    "cache",
+    "cache/embeddings",
+    "log",
+    "log/events",
+    "log/harness-runs",
+    "log/transcripts",
+    "reports",
+    "reports/narrative",
+    "security",
+    "security/quarantine",
+    "memory",
+    "memory/working",
+    "memory/sessions",
+    "artifacts",
+    "artifacts/session",
+    "artifacts/harness",
+    "docs",
+    "guide",
+    "guide/templates",
 )
 
 
@@ -62,6 +96,13 @@ class Workspace:
         """Left by a publish refused for missing chunks; removed by the next publish that
         verifies (a store rebuild's included). ``doctor`` and ``repair`` read it."""
         return self.runtime_dir / "store-unverified.json"
+
+    @property
+    def store_unopenable_path(self) -> Path:
+        """Left by a writer that found the canonical collection unopenable (zvec crashed in a
+        probe) and had no published copy to restore; removed by the next publish (a store
+        rebuild's). ``doctor`` and ``repair`` read it."""
+        return self.runtime_dir / "store-unopenable.json"
 
     @property
     def lock_path(self) -> Path:
@@ -100,6 +141,46 @@ class Workspace:
 
     def is_initialized(self) -> bool:
         return self.config_path.is_file()
+
+    def check_contained(self) -> None:
+        """Refuse to write through a symlink that leaves the repository.
+
+        A repository may commit symlinks inside ``.ragit/`` (``manifest``, ``runtime``,
+        ``reports/narrative``, ``.ragit`` itself); a write through one that resolves outside
+        the repository would land anywhere on the machine. Each of :data:`WRITE_DIRS` that is
+        a symlink must resolve inside the root and outside ``.git`` (a loop counts as
+        outside). Costs one ``lstat`` per directory; called by every command that writes,
+        before it writes.
+
+        Raises:
+            FilesystemUnusable: ``reason`` ``outside-repository``, naming the symlink;
+                ``not-a-directory`` when ``.ragit`` is a file.
+        """
+        from ragit.contract.fs_errors import FilesystemUnusable
+
+        if self.ragit_dir.exists() and not self.ragit_dir.is_dir():
+            raise FilesystemUnusable(
+                RAGIT_DIR, FilesystemUnusable.NOT_A_DIRECTORY, errno_name="ENOTDIR"
+            )
+        root = self.root.resolve()
+        git_dir = root / ".git"
+        for rel in WRITE_DIRS:
+            path = self.ragit_dir / rel if rel else self.ragit_dir
+            if not path.is_symlink():
+                continue
+            try:
+                target = path.resolve(strict=False)
+                inside = (target == root or root in target.parents) and not (
+                    target == git_dir or git_dir in target.parents
+                )
+            except (OSError, RuntimeError):  # a symlink loop
+                inside = False
+            if not inside:
+                raise FilesystemUnusable(
+                    self.relative(path),
+                    FilesystemUnusable.OUTSIDE_REPOSITORY,
+                    target=os.readlink(path),
+                )
 
     def relative(self, path: Path) -> str:
         """Repo-relative POSIX form of ``path`` (which must lie inside the root)."""

@@ -106,6 +106,7 @@ class Observed:
     fault: str
     phase: str
     exit_code: int = 0
+    error: str = ""  # the faulted process's envelope error code, when it printed one
     lock: str = ""  # the writer lock's state right after the fault
     stderr: list[str] = field(default_factory=list)  # the faulted process's [ragit] lines
     readers: dict[str, str] = field(default_factory=dict)  # snapshot → "same" | error code
@@ -456,8 +457,19 @@ def _env(fault: str, phase: str, release: Path | None) -> dict[str, str]:
     return {"RAGIT_FAULT_PAUSE_AT": phase, "RAGIT_FAULT_RELEASE": str(release)}
 
 
-def run_fault(case: Case, operation: str, fault: str, phase: str) -> tuple[int, str]:
-    """Run the operation with the fault; returns its exit status and its stderr."""
+def envelope_error(stdout: str) -> str:
+    """The error code of the JSON envelope ending ``stdout`` ("" when there is none)."""
+    lines = [line for line in stdout.splitlines() if line.strip()]
+    try:
+        envelope = json.loads(lines[-1]) if lines else {}
+    except ValueError:
+        return ""
+    error = envelope.get("error") if isinstance(envelope, dict) else None
+    return str(error.get("code", "")) if isinstance(error, dict) else ""
+
+
+def run_fault(case: Case, operation: str, fault: str, phase: str) -> tuple[int, str, str]:
+    """Run the operation with the fault; returns its exit status, stderr and stdout."""
     repo = case.repo
     if fault == "sigint":
         release = repo.root.parent / "release"
@@ -465,15 +477,15 @@ def run_fault(case: Case, operation: str, fault: str, phase: str) -> tuple[int, 
         try:
             seen = wait_for_line(child.stderr, f"ragit-fault: paused at {phase}")
             child.send_signal(signal.SIGINT)
-            _out, err = child.communicate(timeout=120)
+            out, err = child.communicate(timeout=120)
         finally:
             release.touch()  # never leave a child waiting, whatever failed above
             if child.poll() is None:
                 child.kill()
                 child.wait()
-        return child.returncode, "".join(seen) + err
+        return child.returncode, "".join(seen) + err, out
     run = repo.ragit(*ARGV[operation], env=_env(fault, phase, None))
-    return run.code, run.stderr
+    return run.code, run.stderr, run.stdout
 
 
 def run_scenario(
@@ -489,7 +501,8 @@ def run_scenario(
     if damage is not None:
         damage(case)
     else:
-        obs.exit_code, stderr = run_fault(case, operation, fault, phase)
+        obs.exit_code, stderr, stdout = run_fault(case, operation, fault, phase)
+        obs.error = envelope_error(stdout)
         obs.stderr = [line for line in stderr.splitlines() if line.startswith("[ragit]")]
         assert "Traceback" not in stderr, stderr
     from ragit.store.lock import inspect_lock

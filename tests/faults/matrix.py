@@ -85,6 +85,8 @@ def render(rows: list[dict[str, Any]]) -> str:
     for row in rows:
         label = OPERATIONS[row["operation"]][0]
         exit_code = str(row["exit_code"]) if row["fault"] != "corrupt" else "—"
+        if row.get("error"):
+            exit_code += f" ({row['error']})"
         finish = row["finish"] + [n for n in row["notes"] if not n.startswith("flipped")]
         phase = f"`{row['phase']}`" if row["fault"] != "corrupt" else row["phase"]
         out.append(

@@ -1,9 +1,10 @@
 """A full disk during every write operation (``RAGIT_FAULT_ENOSPC=<phase>``, test-only).
 
 From the named phase on, every atomic file write and every zvec insert batch of the
-process fails with ``OSError(ENOSPC)`` (``ragit._faults``); no filesystem is mounted.
-Contract §2: an unexpected error is exit 1 with one ``[ragit] error:`` line and no
-traceback; the failed writer releases its lock and readers keep the previous state.
+process fails with ``OSError(ENOSPC)`` (``ragit._faults``); no filesystem is mounted (the
+real full disks, on a small tmpfs, are in test_enospc_tmpfs.py). A full disk is the typed
+``FILESYSTEM_UNUSABLE`` (reason ``no-space``, exit 3, docs/contract.md) with no traceback;
+the failed writer releases its lock and readers keep the previous state.
 """
 
 from __future__ import annotations
@@ -28,11 +29,13 @@ POINTS = [
 def test_a_full_disk_fails_the_writer_cleanly_and_keeps_the_previous_state(
     tmp_path: Path, operation: str, phase: str
 ) -> None:
-    """Contract §2/§6: ENOSPC is exit 1 without a traceback; nothing half-written shows."""
+    """Contract §2/§6 and docs/contract.md (FILESYSTEM_UNUSABLE): a full disk is a typed
+    envelope, never a bare exit 1; nothing half-written shows."""
     obs = run_scenario(tmp_path, operation, "enospc", phase)
 
-    assert obs.exit_code == 1, obs
-    assert obs.stderr == ["[ragit] error: [Errno 28] No space left on device"], obs
+    assert obs.exit_code == 3, obs
+    assert obs.error == "FILESYSTEM_UNUSABLE", obs
+    assert not any(line.startswith("[ragit] error:") for line in obs.stderr), obs
     assert obs.lock == "missing"
     assert set(obs.readers.values()) == {"same"}, obs
     assert_safe_and_recovered(obs)

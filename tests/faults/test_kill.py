@@ -45,7 +45,7 @@ def test_a_writer_killed_at_any_phase_leaves_readers_safe_and_doctor_recovers_it
 def test_an_ingest_after_a_crash_mid_swap_finishes_the_swap_first(tmp_path: Path) -> None:
     """ragit.store.replace: every writer finishes an interrupted store swap before writing."""
     case = prepare("ingest", tmp_path)
-    code, _stderr = run_fault(case, "rebuild", "kill", "rebuild-swapped-out")
+    code, _stderr, _stdout = run_fault(case, "rebuild", "kill", "rebuild-swapped-out")
     assert code == 137
 
     run = case.repo.ragit("ingest")

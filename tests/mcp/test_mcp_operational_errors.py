@@ -213,3 +213,22 @@ def test_unexpected_failures_are_mcp_internal_error_without_cause(
     assert service.call("ragit_query", {"question": "double entry"}).envelope["ok"] is True
     service.close()
     assert_unchanged(before, tree_state(root))
+
+
+def test_a_ragit_file_is_filesystem_unusable_like_the_cli_never_an_internal_error(
+    tmp_path: Path, env: dict[str, str], start_server: StartServer
+) -> None:
+    """Docs/contract.md (FILESYSTEM_UNUSABLE): the machine's refusal reaches the agent typed,
+    with the CLI's code, details and recovery, not as MCP_INTERNAL_ERROR."""
+    root = make_repo(tmp_path, env)
+    shutil.rmtree(root / ".ragit")
+    (root / ".ragit").write_text("not a directory\n", encoding="utf-8")
+    server = start_server(root, env)
+    for tool, args in (
+        ("ragit_query", {"question": "double entry"}),
+        ("ragit_status", {}),
+    ):
+        call = server.call(tool, args)
+        cli = cli_error(root, env, "query", "double entry")
+        assert_same_error(call, cli, "FILESYSTEM_UNUSABLE")
+        assert call.envelope["error"]["details"]["reason"] == "not-a-directory"

@@ -123,3 +123,17 @@ def test_scope_goal_and_session_select_the_artifacts_acted_on(repo: Path) -> Non
     ]
     assert not (repo / ".ragit/manifest" / f"{new_head}.json").exists()
     assert next(a["action"] for a in ragit(repo, "repair")["data"]["plannedActions"]) == "ingest"
+
+
+def test_a_repair_whose_action_fails_prints_data_null_and_the_actions_error(repo: Path) -> None:
+    """Contract §2: a failure envelope carries `data: null`; what ran before the failing
+    action is named in the warnings."""
+    with (repo / ADR).open("a", encoding="utf-8") as fh:
+        fh.write("\nNot committed yet.\n")
+
+    failed = ragit(repo, "repair", "--apply", "--action", "ingest", expect=3)
+
+    assert failed["ok"] is False
+    assert failed["data"] is None
+    assert failed["error"]["code"] == "INGEST_CANDIDATES_DIRTY"
+    assert any("ingest failed" in w for w in failed["warnings"]), failed["warnings"]

@@ -7,8 +7,12 @@ printed, makes that check pass.
 
 from __future__ import annotations
 
+import json
+import os
 import shlex
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -55,6 +59,44 @@ def _unindexed_head(repo: RagitRepo) -> None:
     repo.commit({"docs/notes/new.md": "# New\n\nA new note.\n"}, "new note")
 
 
+def _chunk_nowhere(repo: RagitRepo) -> None:
+    """HEAD's manifest names a chunk no document gives and no write ever stored."""
+    path = repo.ws.manifest_path(repo.head())
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    manifest["docs"][0]["chunkIds"].append("0123456789abcdef")
+    path.write_text(json.dumps(manifest), encoding="utf-8")
+
+
+def _keyword_index_halved(repo: RagitRepo) -> None:
+    """The canonical keyword index cut in half, then a new commit to ingest."""
+    index = repo.ws.store_dir / "chunks" / "ragit-terms.sqlite"
+    index.write_bytes(index.read_bytes()[: index.stat().st_size // 2])
+    _unindexed_head(repo)
+
+
+def _zvec_manifest_emptied(repo: RagitRepo) -> None:
+    """What a full disk inside zvec's own write leaves: an interrupted ingest's journal and
+    zvec's manifest at 0 bytes (zvec crashes with SIGSEGV opening such a collection)."""
+    _crashed_writer(repo)
+    [manifest] = sorted((repo.ws.store_dir / "chunks").glob("manifest.*"))
+    manifest.write_bytes(b"")
+
+
+def _zvec_manifest_emptied_no_copy(repo: RagitRepo) -> None:
+    """The same, with the user cache cleared: no published copy to restore from."""
+    _zvec_manifest_emptied(repo)
+    shutil.rmtree(user_cache_dir() / "stores")
+
+
+def _store_found_unopenable(repo: RagitRepo) -> None:
+    """The state an ingest leaves after it found the collection unopenable with no copy."""
+    _zvec_manifest_emptied_no_copy(repo)
+    run = repo.ragit("ingest", "--format", "json")
+    assert run.code == 3, run.output
+    assert run.error["code"] == "SNAPSHOT_STORE_UNAVAILABLE"
+    assert repo.ws.store_unopenable_path.is_file()
+
+
 STATES: dict[str, tuple[str, bool, Callable[[RagitRepo], None] | None]] = {
     # name: (fixture, indexed at HEAD, damage)
     "not-initialized": ("docs-basic", False, None),
@@ -73,6 +115,11 @@ STATES: dict[str, tuple[str, bool, Callable[[RagitRepo], None] | None]] = {
     ),
     "crashed-writer": ("docs-basic", True, _crashed_writer),
     "bad-config": ("docs-basic", True, _bad_config_value),
+    "chunk-nowhere": ("docs-basic", True, _chunk_nowhere),
+    "keyword-index-halved": ("docs-basic", True, _keyword_index_halved),
+    "zvec-manifest-emptied": ("docs-basic", True, _zvec_manifest_emptied),
+    "zvec-manifest-emptied-no-copy": ("docs-basic", True, _zvec_manifest_emptied_no_copy),
+    "store-found-unopenable": ("docs-basic", True, _store_found_unopenable),
 }
 
 
@@ -155,6 +202,11 @@ def _failing(repo: RagitRepo) -> dict[str, str]:
         ("not-indexed", "snapshot.head"),
         ("head-moved", "snapshot.head"),
         ("store-deleted", "store.meta"),
+        ("chunk-nowhere", "ragit.manifest-consistency"),
+        ("keyword-index-halved", "store.canonical-files"),
+        ("zvec-manifest-emptied", "snapshot.head"),
+        ("zvec-manifest-emptied-no-copy", "store.reader"),
+        ("store-found-unopenable", "store.openable"),
     ],
 )
 def test_each_failing_doctor_check_is_fixed_by_its_recovery_command(
@@ -196,3 +248,79 @@ def test_an_invalid_config_is_the_first_recovery_even_with_a_broken_store(tmp_pa
     assert {"ragit.config", "store.meta"} <= set(failed)
     assert doctor.envelope["error"]["recovery"]["command"] == failed["ragit.config"]
     assert repo.ragit(*shlex.split(failed["store.meta"])[1:]).code != 0  # refused: config
+
+
+# States where something is broken, and how many recoveries doctor may name before it passes.
+CONVERGING = {
+    "not-indexed": 1,
+    "head-moved": 1,
+    "truncated-manifest": 2,
+    "store-deleted": 2,
+    "crashed-writer": 1,
+    "bad-config": 1,
+    "chunk-nowhere": 1,
+    "keyword-index-halved": 2,
+    "zvec-manifest-emptied": 1,
+    "zvec-manifest-emptied-no-copy": 2,
+    "store-found-unopenable": 2,
+}
+
+
+def _shell(repo: RagitRepo, command: str) -> subprocess.CompletedProcess[str]:
+    """``command`` run by a POSIX shell exactly as printed, `ragit` being this package's."""
+    bin_dir = str(Path(sys.executable).parent)
+    return subprocess.run(
+        ["sh", "-c", command],
+        cwd=repo.root,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        env={**os.environ, "PATH": bin_dir + os.pathsep + os.environ.get("PATH", "")},
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("name", list(CONVERGING))
+def test_doctors_recovery_run_as_printed_until_it_passes_converges(
+    tmp_path: Path, name: str
+) -> None:
+    """Contract §12, §3: doctor's recovery (its error's ``recovery.command``), run as printed
+    again and again, succeeds each time and ends with a passing doctor and HEAD answering."""
+    repo = _state(tmp_path, name)
+    ran: list[str] = []
+    for _ in range(CONVERGING[name] + 1):
+        _report, error = repo.doctor()
+        if error is None:
+            break
+        assert error.recovery, (ran, error.details)
+        assert len(ran) < CONVERGING[name], f"still failing {error.details} after {ran}"
+        fix = _shell(repo, error.recovery)
+        assert fix.returncode == 0, (error.recovery, fix.stdout, fix.stderr)
+        ran.append(error.recovery)
+    assert repo.doctor()[1] is None, ran
+    assert repo.query("idempotency keys")["snapshotSha"] == repo.head()
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "crashed-writer",
+        "store-deleted",
+        "keyword-index-halved",
+        "zvec-manifest-emptied",
+        "zvec-manifest-emptied-no-copy",
+        "store-found-unopenable",
+    ],
+)
+def test_one_repair_apply_repairs_a_broken_store_and_indexes_head(
+    tmp_path: Path, name: str
+) -> None:
+    """Implementation choice (docs/store.md): plain `repair --apply` plans what the store needs
+    first (the rebuild doctor names) and succeeds; doctor passes afterwards."""
+    repo = _state(tmp_path, name)
+
+    repair = repo.ragit("repair", "--apply", "--format", "json")
+
+    assert repair.code == 0, repair.output
+    assert repo.doctor()[1] is None, repo.doctor()[0]

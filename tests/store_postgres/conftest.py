@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 psycopg = pytest.importorskip(
-    "psycopg", reason="LOUD SKIP: psycopg is not installed (pip install 'ragit[postgres]')"
+    "psycopg", reason="LOUD SKIP: psycopg is not installed (pip install 'ragit-cli[postgres]')"
 )
 
 
@@ -47,6 +47,27 @@ class Server:
 
         pg_ctl(
             ["-w", "-m", mode, "restart"],
+            pgdata=self.pgdata,
+            user=self.handle.system_user,
+            timeout=60,
+        )
+
+    def stop(self) -> None:
+        """``pg_ctl stop -m fast``: nothing listens on the socket until :meth:`start`."""
+        from pgserver._commands import pg_ctl
+
+        pg_ctl(["-w", "-m", "fast", "stop"], pgdata=self.pgdata, user=self.handle.system_user)
+
+    def start(self) -> None:
+        """Start the stopped server again on the same socket, as pgserver first started it."""
+        from urllib.parse import parse_qs, urlsplit
+
+        from pgserver._commands import pg_ctl
+
+        socket_dir = parse_qs(urlsplit(self.admin_url).query)["host"][0]
+        log = str(self.pgdata / "log")
+        pg_ctl(
+            ["-w", "-o", '-h ""', "-o", f"-k {socket_dir}", "-l", log, "start"],
             pgdata=self.pgdata,
             user=self.handle.system_user,
             timeout=60,

@@ -8,7 +8,12 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from ragit.contract.errors import RagitError, SnapshotStoreUnavailable
+from ragit.contract.errors import (
+    RagitError,
+    SnapshotStoreUnavailable,
+    StoreReadBusy,
+    StoreWriteBusy,
+)
 from ragit.store.postgres.connection import configured, mask
 from ragit.store.postgres.migrate import migrate
 from ragit.store.postgres.read import PgReader
@@ -57,20 +62,56 @@ def test_nothing_configured_is_a_typed_error(monkeypatch: pytest.MonkeyPatch) ->
         PgReader.open()
 
 
-def test_password_never_appears_when_the_connection_is_refused(
+def test_password_never_appears_when_no_server_answers(
     monkeypatch: pytest.MonkeyPatch, tmp_path: object
 ) -> None:
     monkeypatch.setenv(
         "RAGIT_DATABASE_URL",
         f"postgresql://ragit:{SECRET}@/ragit?host=/nonexistent-ragit-socket-dir&connect_timeout=2",
     )
+    with pytest.raises(StoreReadBusy) as read:
+        PgReader.open()
+    assert "cannot be reached right now" in read.value.message
+    assert SECRET not in _every_text(read.value)
+    with pytest.raises(StoreWriteBusy) as write:
+        migrate()
+    assert SECRET not in _every_text(write.value)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql://ragit@/ragit?host=/nonexistent-ragit-socket-dir&connect_timeout=2",
+        "postgresql://ragit@127.0.0.1:1/ragit?connect_timeout=2",
+    ],
+    ids=["no-socket", "refused-port"],
+)
+def test_a_server_that_does_not_answer_is_transient_and_retryable(
+    monkeypatch: pytest.MonkeyPatch, url: str
+) -> None:
+    """Implementation choice (docs/team.md): nothing listening is the server being away
+    (stopped, restarting), not a configuration to fix: retryable, for readers and writers."""
+    monkeypatch.setenv("RAGIT_DATABASE_URL", url)
+    with pytest.raises(StoreReadBusy) as read:
+        PgReader.open()
+    assert read.value.category == "transient" and read.value.retryable is True
+    assert read.value.details == {"waitedMs": 0}
+    with pytest.raises(StoreWriteBusy) as write:
+        migrate()
+    assert write.value.retryable is True
+    assert write.value.details == {"lockState": "unreachable", "owner": None}
+
+
+def test_an_unknown_database_is_not_ready_and_not_retryable(
+    database: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Implementation choice (docs/team.md): a server that answers and refuses stays
+    SNAPSHOT_STORE_UNAVAILABLE (not ready): the configuration must change."""
+    host = parse_qs(urlsplit(database).query)["host"][0]
+    monkeypatch.setenv("RAGIT_DATABASE_URL", f"postgresql://postgres@/no_such_db?host={host}")
     with pytest.raises(SnapshotStoreUnavailable) as info:
         PgReader.open()
-    assert "cannot connect" in info.value.message
-    assert SECRET not in _every_text(info.value)
-    with pytest.raises(SnapshotStoreUnavailable) as info:
-        migrate()
-    assert SECRET not in _every_text(info.value)
+    assert info.value.retryable is False
 
 
 def test_password_never_appears_in_a_server_side_refusal(

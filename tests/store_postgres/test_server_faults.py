@@ -11,6 +11,11 @@
   visible whole.
 * The writer's connection terminated (``pg_terminate_backend``) mid-ingest is
   ``STORE_WRITE_BUSY`` (transient, exit 3), nothing is visible, and a retry publishes.
+* A stopped server (nothing listening) is transient too (``STORE_READ_BUSY`` for what reads,
+  ``STORE_WRITE_BUSY`` with ``lockState: "unreachable"`` for a writer's connection), both
+  retryable, and once the server is started again the same calls answer and publish; a
+  server that answers but refuses (an unknown database or role) stays
+  ``SNAPSHOT_STORE_UNAVAILABLE``.
 
 A read is held inside the server by another session's ``ACCESS EXCLUSIVE`` lock on
 ``ragit_chunks`` (the reader's statement waits in the server, as a long query would); a
@@ -294,6 +299,67 @@ def test_a_server_restart_mid_read_is_read_busy_and_the_next_call_answers(
         assert pack.envelope["ok"] is True, pack.envelope
         assert pack.data["selectedHits"] == expected[GOAL]["selectedHits"]
     assert SECRET not in log.read_text(encoding="utf-8")
+
+
+def test_a_stopped_server_is_transient_and_the_same_calls_answer_once_it_is_back(
+    database: str, pg_server: Any, tmp_path: Path
+) -> None:
+    """Implementation choice (docs/team.md): a server that does not answer is transient and
+    retryable (reads STORE_READ_BUSY, writes STORE_WRITE_BUSY), never "run doctor"."""
+    migrate()
+    env = _env(tmp_path, database)
+    a, _b, sha = _repository(tmp_path, env)
+    expected = _answers(a, env, sha)
+    later = _commit_page(a, env, "later")
+    pg_server.stop()
+    try:
+        for args in (("query", QUESTIONS[0], "--at", sha), ("context", "pack", GOAL)):
+            code, envelope, out = _cli(a, env, *args)
+            assert code == 3, out
+            error = envelope["error"]
+            assert (error["code"], error["category"], error["retryable"]) == (
+                "STORE_READ_BUSY",
+                "transient",
+                True,
+            ), error
+            assert "cannot be reached right now" in error["message"]
+            assert SECRET not in out
+        code, envelope, out = _cli(a, env, "ingest")
+        assert code == 3, out
+        error = envelope["error"]
+        # It reads its base snapshot from the server first: the read is what finds it away.
+        assert error["code"] in ("STORE_READ_BUSY", "STORE_WRITE_BUSY"), error
+        assert (error["category"], error["retryable"]) == ("transient", True), error
+        assert SECRET not in out
+    finally:
+        pg_server.start()
+    assert _answers(a, env, sha) == expected
+    assert _ok(a, env, "ingest")["commitSha"] == later
+    assert _published(database, later) == 1
+
+
+def test_a_server_that_refuses_the_configuration_stays_store_unavailable(
+    database: str, tmp_path: Path
+) -> None:
+    """Implementation choice (docs/team.md): misconfiguration — a database or a role the
+    server does not know — is not ready and not retryable (retrying cannot help)."""
+    migrate()
+    env = _env(tmp_path, database)
+    a, _b, sha = _repository(tmp_path, env)
+    params = psycopg.conninfo.conninfo_to_dict(database)
+    wrong = {
+        "database": make_conninfo(**{**params, "dbname": f"nosuch_{params['dbname']}"}),
+        "role": make_conninfo(**{**params, "user": "nosuch_role"}),
+    }
+    for what, url in wrong.items():
+        code, envelope, out = _cli(a, {**env, "RAGIT_DATABASE_URL": url}, "query", "keys")
+        assert code == 3, (what, out)
+        error = envelope["error"]
+        assert (error["code"], error["retryable"]) == ("SNAPSHOT_STORE_UNAVAILABLE", False), (
+            what,
+            error,
+        )
+        assert error["details"]["resolvedSha"] == sha
 
 
 # ---------------------------------------------------------------- b) a killed writer

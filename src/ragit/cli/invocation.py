@@ -286,9 +286,20 @@ def run_spec(spec: CommandSpec, params: dict[str, Any], ctx: click.Context) -> i
             _check_text_params(params)
             if spec.input_required and params.get("input") is None:
                 raise InputInvalid("input", "--input <path|-> is required")
+            if spec.mutating and not inv.dry_run and inv.root is not None:
+                inv.workspace().check_contained()  # never write through an escaping symlink
             outcome = _call_handler(spec, inv)
         except RagitError as exc:
             return _fail(inv, exc)
+        except Exception as exc:
+            from ragit.contract.fs_errors import filesystem_error
+
+            # A full disk, a permission denied, a read-only mount: the machine's condition,
+            # typed (FILESYSTEM_UNUSABLE) wherever in the command it surfaced.
+            typed = filesystem_error(exc, Path(inv.envelope_cwd))
+            if typed is None:
+                raise
+            return _fail(inv, typed)
         _config_warnings(inv)
         warnings = _masked_output(outcome, [*inv.warnings, *outcome.warnings])
         env = envelope(spec.path, inv.envelope_cwd, outcome.data, warnings)
@@ -338,7 +349,10 @@ def _config_warnings(inv: Invocation) -> None:
     from ragit.workspace import Workspace
 
     ws = Workspace(inv._root)
-    if not ws.config_path.is_file():
+    try:
+        if not ws.config_path.is_file():
+            return
+    except OSError:  # .ragit unreadable: the command's own error (or check) says so
         return
     from ragit.cli.render import paint
     from ragit.config import file_warnings

@@ -16,6 +16,7 @@ them into envelopes and exit codes.
     ├── NotReadyError                     category not_ready, exit 3
     │   ├── SnapshotNotIndexed            SNAPSHOT_NOT_INDEXED
     │   ├── SnapshotStoreUnavailable      SNAPSHOT_STORE_UNAVAILABLE
+    │   │   └── StoreClientMissing        (the same code: a backend's optional client)
     │   ├── SnapshotIngestRunning         SNAPSHOT_INGEST_RUNNING (retryable)
     │   ├── NotAGitRepository             NOT_A_GIT_REPOSITORY
     │   ├── NotInitialized                NOT_INITIALIZED
@@ -28,6 +29,7 @@ them into envelopes and exit codes.
     │   ├── EmbeddingMigrationRequired    EMBEDDING_MIGRATION_REQUIRED
     │   ├── EmbeddingModelInvalid         EMBEDDING_MODEL_INVALID
     │   ├── EmbeddingBackendUnavailable   EMBEDDING_BACKEND_UNAVAILABLE
+    │   ├── FilesystemUnusable            FILESYSTEM_UNUSABLE (in :mod:`.fs_errors`)
     │   ├── DoctorChecksFailed            DOCTOR_CHECKS_FAILED (exit 1)
     │   ├── DocValidationFailed           DOC_VALIDATION_FAILED (exit 1)
     │   └── McpRemoteEmbeddingCacheMiss   MCP_REMOTE_EMBEDDING_CACHE_MISS (MCP only)
@@ -263,6 +265,30 @@ class SnapshotStoreUnavailable(NotReadyError):
             f"the store for snapshot {resolved_sha} is unavailable: {reason}",
             details={"resolvedSha": resolved_sha, "reason": reason},
             recovery="ragit doctor --format json",
+        )
+
+
+# The distribution on PyPI is ``ragit-cli`` (``ragit`` is another project): every install
+# command RAGit prints names it.
+DISTRIBUTION = "ragit-cli"
+
+
+def install_command(extra: str, *, upgrade: bool = False) -> str:
+    """The pip command that installs RAGit's optional ``extra`` (``pip install
+    'ragit-cli[postgres]'``), or upgrades RAGit with it."""
+    flag = "--upgrade " if upgrade else ""
+    return f"pip install {flag}'{DISTRIBUTION}[{extra}]'"
+
+
+class StoreClientMissing(SnapshotStoreUnavailable):
+    """``SNAPSHOT_STORE_UNAVAILABLE`` for a store backend whose optional client library is not
+    installed; :attr:`install` is the command that installs it (doctor's recovery)."""
+
+    def __init__(self, backend: str, extra: str, resolved_sha: str | None = None) -> None:
+        self.install = install_command(extra)
+        super().__init__(
+            resolved_sha,
+            f"store.backend is {backend} but its client is not installed ({self.install})",
         )
 
 

@@ -157,8 +157,10 @@ OPS_COMMANDS: tuple[CommandSpec, ...] = (
             "in its own transaction (concurrent runs apply each step once) and reports the "
             "schema version before and after and the steps applied; --dry-run reads the "
             "version in a read-only transaction and lists the steps it would apply. No "
-            "server, a refused connection or a schema newer than this RAGit's is "
-            "SNAPSHOT_STORE_UNAVAILABLE. Needs the extra ragit[postgres]."
+            "server configured, a server that refuses the configuration or a schema newer "
+            "than this RAGit's is SNAPSHOT_STORE_UNAVAILABLE; a server that does not answer "
+            "right now is STORE_WRITE_BUSY (STORE_READ_BUSY for --dry-run), retryable. Needs "
+            "the extra ragit-cli[postgres]."
         ),
         handler="ragit.cli.commands.migrate_store:run",
         default_format="json",

@@ -44,7 +44,9 @@ if [ "{name}" = "post-checkout" ] && [ "$3" != "1" ]; then
     exit $status
 fi
 top=$(git rev-parse --show-toplevel 2>/dev/null) || exit $status
-if [ -f "$top/.ragit/config.toml" ]; then
+# A symlinked .ragit or .ragit/runtime may lead outside the repository: never write there.
+if [ -f "$top/.ragit/config.toml" ] && [ ! -L "$top/.ragit" ] \\
+        && [ ! -L "$top/.ragit/runtime" ]; then
     mkdir -p "$top/.ragit/runtime"
     if [ -x "$RAGIT_PYTHON" ]; then
         # Said before the job starts: a read right after the commit waits for it.

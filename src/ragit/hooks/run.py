@@ -138,12 +138,15 @@ def _ingest_once(hook: str, root: Path, extra: dict[str, Any]) -> dict[str, Any]
             )
             return None
         except Exception as exc:
+            from ragit.contract.fs_errors import filesystem_error
+
+            typed = filesystem_error(exc, root)
             _log(
                 hook,
                 ok=False,
-                code="UNEXPECTED",
-                message=str(exc) or type(exc).__name__,
-                recovery="ragit ingest --all",
+                code=typed.code if typed is not None else "UNEXPECTED",
+                message=typed.message if typed is not None else (str(exc) or type(exc).__name__),
+                recovery=typed.recovery if typed is not None else "ragit ingest --all",
                 **extra,
             )
             return None
@@ -176,6 +179,7 @@ def main(argv: list[str]) -> int:
     """Run (or request) a hook-triggered ingest; always exits 0 (hooks never fail git)."""
     os.environ["RAGIT_PROGRESS"] = "0"
     hook = argv[0] if argv else "unknown"
+    from ragit.contract.errors import RagitError
     from ragit.snapshot._git import GitRepo, discover_root
     from ragit.workspace import Workspace
 
@@ -183,7 +187,13 @@ def main(argv: list[str]) -> int:
     if root is None:
         _log(hook, ok=False, code="NOT_A_GIT_REPOSITORY")
         return 0
-    runtime = Workspace(root).runtime_dir
+    ws = Workspace(root)
+    try:
+        ws.check_contained()  # its flock files and requests live in .ragit/runtime
+    except RagitError as exc:
+        _log(hook, ok=False, code=exc.code, message=exc.message, recovery=exc.recovery)
+        return 0
+    runtime = ws.runtime_dir
     stack = _claim_or_request(runtime, hook)
     if stack is None:
         _log(hook, ok=True, coalesced="an ingest is running; it ingests the newest HEAD next")

@@ -283,7 +283,7 @@ def _referenced_now(ws: Workspace, manifest: Manifest) -> set[str]:
     """The chunk ids to record as referenced: the new manifest's, and once for a store that
     has no record yet (made by an older RAGit), every retained manifest's."""
     from ragit.snapshot.manifest import list_manifest_shas, load_manifest
-    from ragit.store.publishing import REFERENCED_NAME
+    from ragit.store.meta import REFERENCED_NAME
 
     ids = manifest.all_chunk_ids()
     if (ws.store_dir / REFERENCED_NAME).exists():
@@ -584,16 +584,24 @@ def _apply(
         record_referenced,
     )
     from ragit.store.replace import recover_swap
+    from ragit.store.space import require_space
     from ragit.store.writer import StoreWriter
 
     profile = embedder.profile.as_dict()
     with WriterLock.acquire(
         ws, command="ingest", head_sha=plan.target, on_wait=_compactor_note(progress)
     ) as lock:
+        # Room for a store write before anything changes (a full disk inside zvec can leave
+        # files it crashes on): no journal, no open. A write of the manifest alone needs none.
+        adding = len(_new_rows(plan))
+        if adding or read_meta(ws) is None:
+            require_space(ws, adding, int(profile["dimensions"]))
         check_canonical_intact(ws, lock)  # never publish damaged canonical files
         # Finish a store swap a crashed rebuild, migration or purge left half done first.
-        warnings = list(lock.warnings) + recover_swap(ws, lock)
-        warnings.extend(recover(ws, lock, lambda sha: manifest_exists(ws, sha)).warnings)
+        swapped = recover_swap(ws, lock)
+        recovered = recover(ws, lock, lambda sha: manifest_exists(ws, sha)).warnings
+        # The lock's warnings last: the recovery may add one (a store restored, docs/faults.md).
+        warnings = list(lock.warnings) + swapped + recovered
         meta = read_meta(ws)
         if (
             meta is not None
@@ -656,7 +664,11 @@ def _apply(
         rows_before: int | None = None  # rows of the published store, when there is one
         if opened:
             writer = early or StoreWriter.open(
-                ws, lock, embedding=profile, dimensions=profile["dimensions"]
+                ws,
+                lock,
+                embedding=profile,
+                dimensions=profile["dimensions"],
+                rows=len(embedded_rows),
             )
             try:
                 present = writer.existing([r.chunk_id for r in embedded_rows])

@@ -269,6 +269,19 @@ def _process_doc(
     return DocPlan(entry=entry, reused=False, rows=rows), None, decision.masked_count
 
 
+def _stored_chunk_ids(ws: Workspace) -> set[str] | None:
+    """The chunk ids the store's writes recorded as stored for committed manifests
+    (``referenced.ids``), or None when it has no record (a store of an older RAGit).
+
+    A manifest entry whose chunk ids are not all there was not written by an ingest of this
+    store (edited, or copied from elsewhere): carrying it over would keep chunks that exist
+    nowhere, so its document is read and chunked again instead."""
+    from ragit.store.meta import read_referenced
+
+    recorded = read_referenced(ws.store_dir)
+    return recorded or None
+
+
 def plan_ingest(
     ws: Workspace,
     cfg: RagitConfig,
@@ -358,13 +371,17 @@ def plan_ingest(
         if manifest is not None and manifest not in reuse_from:
             reuse_from.append(manifest)
     reuse: dict[tuple[str, str], ManifestDoc] = {}
+    stored = _stored_chunk_ids(ws) if server is None else None
     # A document is carried over only from a snapshot made under the same snapshot-deciding
     # settings: a smaller size limit or a stricter admission must judge it again.
     same_rules = [m for m in reuse_from if _same_rules(git, m.commit_sha, cfg)]
     for manifest in reversed(same_rules if reuse_documents else []):
         for doc in manifest.docs:
-            if doc.version_id == ids.version_id(doc.document_id, doc.blob_sha):
-                reuse[(doc.path, doc.blob_sha)] = doc
+            if doc.version_id != ids.version_id(doc.document_id, doc.blob_sha):
+                continue  # chunked by an older chunker: chunk it again
+            if stored is not None and not stored.issuperset(doc.chunk_ids):
+                continue  # names chunks no write of this store recorded: derive it again
+            reuse[(doc.path, doc.blob_sha)] = doc
 
     tree = git.tree_files(target)
     candidates, skipped, selected = _candidate_files(cfg, tree, req)

@@ -45,7 +45,9 @@ def embed_beside_terms(
     helper = Helper(ws.root, profile, texts, BATCH)
     writer: StoreWriter | None = None
     try:
-        writer = StoreWriter.open(ws, lock, embedding=profile, dimensions=profile["dimensions"])
+        writer = StoreWriter.open(
+            ws, lock, embedding=profile, dimensions=profile["dimensions"], rows=len(rows)
+        )
         progress(f"store: indexing the terms of {len(rows)} chunks while they are embedded")
         writer.index_terms(rows)
 

@@ -97,7 +97,12 @@ class ToolService:
             data = self._run(name, arguments)
         except RagitError as exc:
             return self.failure(tool, exc)
-        except Exception:
+        except Exception as exc:
+            from ragit.contract.fs_errors import filesystem_error
+
+            typed = filesystem_error(exc, self.ws.root)
+            if typed is not None:  # a full disk, no permission: the machine's, typed
+                return self.failure(tool, typed)
             self._log_internal(tool)
             self._drop_engine()
             return self.failure(tool, McpInternalError())

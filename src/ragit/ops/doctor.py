@@ -14,14 +14,19 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ragit import _json
-from ragit.contract.errors import FIRST_COMMIT_RECOVERY, DoctorChecksFailed, RagitError
+from ragit.contract.errors import (
+    FIRST_COMMIT_RECOVERY,
+    DoctorChecksFailed,
+    RagitError,
+    StoreClientMissing,
+    install_command,
+)
 from ragit.workspace import GITIGNORE_ENTRIES, Workspace
 
 REBUILD = "ragit repair --apply --action store-rebuild"
 MIGRATE_STORE = "ragit migrate store"
 CONFIGURE_SERVER = "export RAGIT_DATABASE_URL=postgresql://<user>@<host>/<database>"
-UPGRADE_RAGIT = "pip install --upgrade 'ragit[postgres]'"
+UPGRADE_RAGIT = install_command("postgres", upgrade=True)
 # Index states that need a writer: an ingest builds the graph (a noop one as well).
 _INDEX_FAILURES = ("invalid", "missing")
 
@@ -74,15 +79,29 @@ class _Doctor:
         return check
 
     def run(self, name: str, fn: Callable[[], None]) -> None:
+        from ragit.contract.fs_errors import FilesystemUnusable, filesystem_error
+
         try:
             fn()
         except RagitError as exc:
+            if isinstance(exc, FilesystemUnusable):  # the machine's: no ragit command fixes it
+                self.add(name, False, exc.message, exc.recovery)
+                return
             self.add(name, False, exc.message, exc.recovery or "ragit doctor --format json")
+        except OSError as exc:
+            typed = filesystem_error(exc, self.ws.root)
+            if typed is None:
+                raise
+            self.add(name, False, typed.message, typed.recovery)
 
     # ------------------------------------------------------------ checks
     def structure(self) -> None:
+        from ragit.ops.filesystem import check_filesystem
+
         ws = self.ws
         self.add("git.repository", True, f"git worktree at {ws.root}")
+        found = check_filesystem(ws)
+        self.add("ragit.filesystem", found.ok, found.detail, found.recovery, **found.extra)
         if not ws.is_initialized():
             self.add(
                 "ragit.initialized", False, ".ragit/config.toml is missing", "ragit init --yes"
@@ -187,7 +206,8 @@ class _Doctor:
         )
 
     def store(self) -> None:
-        from ragit.store.meta import read_meta
+        from ragit.ops.store_markers import failed_writes
+        from ragit.store.meta import read_meta, read_referenced
         from ragit.store.reader import StoreReader
 
         try:
@@ -202,7 +222,8 @@ class _Doctor:
                 self.add("store.meta", True, "no store yet (the first ingest creates it)")
             return
         self.add("store.meta", True, f"generation {meta.generation}, {meta.chunk_count} chunks")
-        self._unverified()
+        for name, detail in failed_writes(self.ws):
+            self.add(name, False, detail, REBUILD)
         self._canonical_files(meta)
         try:
             reader = StoreReader.open_latest(self.ws, wait_ms=2000)
@@ -228,6 +249,11 @@ class _Doctor:
                 stale = [sha for sha in affected if _built_by_older_chunker(self.manifests[sha])]
                 if stale and len(stale) == len(affected):
                     recovery = f"ragit ingest --all --at {stale[0]}"
+                elif not lost & read_referenced(self.ws.store_dir) and _recorded(self.ws):
+                    # No write of this store ever stored them (a manifest edited or copied
+                    # from elsewhere): a rebuild cannot regenerate them, an ingest of the
+                    # commit derives its documents again.
+                    recovery = f"ragit ingest --all --at {affected[0]}"
             self.add(
                 "ragit.manifest-consistency",
                 not missing,
@@ -237,7 +263,8 @@ class _Doctor:
                 recovery,
                 missingChunkIds=missing[:20],
             )
-            self._keyword_index(reader, wanted)
+            # Chunks missing from the store are the consistency check's to report.
+            self._keyword_index(reader, wanted & present)
         finally:
             reader.close()
 
@@ -252,7 +279,12 @@ class _Doctor:
         if facts is None:
             exc = shared.error
             assert exc is not None
-            recovery = CONFIGURE_SERVER if "RAGIT_DATABASE_URL" in exc.message else exc.recovery
+            if isinstance(exc, StoreClientMissing):
+                recovery = exc.install
+            elif "RAGIT_DATABASE_URL" in exc.message:
+                recovery = CONFIGURE_SERVER
+            else:
+                recovery = exc.recovery
             self.add("store.connection", False, masked(exc.message), recovery, backend="postgres")
             return
         server = facts["server"]
@@ -344,26 +376,6 @@ class _Doctor:
             else f"{len(unindexed)} chunk(s) named by manifests are missing from the keyword index",
             REBUILD,
             missingChunkIds=unindexed[:20],
-        )
-
-    def _unverified(self) -> None:
-        """A write whose publish was refused for missing chunks (only reported when present:
-        the canonical store lost chunks that manifests name, so every ingest refuses too)."""
-        path = self.ws.store_unverified_path
-        if not path.is_file():
-            return
-        try:
-            record = _json.loads(path.read_text(encoding="utf-8"))
-            missing = record.get("missingChunks", "some")
-            reason = record.get("reason", "chunks are missing")
-        except (OSError, ValueError, AttributeError):
-            missing, reason = "some", "chunks are missing"
-        self.add(
-            "store.verified",
-            False,
-            f"the last store write was not published ({reason}: {missing} chunk(s)); "
-            "only a store rebuild from git brings them back",
-            REBUILD,
         )
 
     def _canonical_files(self, meta: Any) -> None:
@@ -511,6 +523,13 @@ class _Doctor:
             embedder.close()
 
 
+def _recorded(ws: Workspace) -> bool:
+    """Whether the store keeps a record of the chunk ids its writes stored."""
+    from ragit.store.meta import REFERENCED_NAME
+
+    return (ws.store_dir / REFERENCED_NAME).is_file()
+
+
 def _built_by_older_chunker(manifest: Any) -> bool:
     from ragit.ingest.ids import version_id
 
@@ -545,6 +564,7 @@ def run_doctor(ws: Workspace) -> tuple[dict[str, Any], RagitError | None]:
 # when one of these fails, its recovery comes first.
 _STORE_CHECKS = (
     "store.connection",
+    "store.openable",
     "store.schema",
     "store.pgvector",
     "store.meta",
@@ -561,7 +581,7 @@ def _first_fix(failed: list[Check]) -> str | None:
     # and until it is valid the other checks ran on the defaults (the zvec store when
     # `store.backend` is postgres), so their recoveries may be for the wrong store.
     for check in failed:
-        if check.name == "ragit.config" and check.recovery:
+        if check.name in ("ragit.filesystem", "ragit.config") and check.recovery:
             return check.recovery
     for check in failed:
         if check.name in _STORE_CHECKS and check.recovery:

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragit.config import RagitConfig
-from ragit.contract.errors import RagitError, SnapshotStoreUnavailable
+from ragit.contract.errors import RagitError
 from ragit.workspace import Workspace
 
 Progress = Callable[[str], None]
@@ -74,23 +74,16 @@ class SharedPlan:
         }
 
 
-def _client_missing() -> SnapshotStoreUnavailable:
-    return SnapshotStoreUnavailable(
-        None,
-        "store.backend is postgres but its client is not installed (pip install 'ragit[postgres]')",
-    )
-
-
 def _open_reader() -> Any:
     """A read-only connection to the server the environment names.
 
     Raises:
         SnapshotStoreUnavailable: no server, refused, another schema, no client (masked).
     """
-    try:
+    from ragit.store.postgres import client_required
+
+    with client_required():
         from ragit.store.postgres.read import PgReader
-    except ImportError:
-        raise _client_missing() from None
     return PgReader.open()
 
 

@@ -87,14 +87,15 @@ def _regenerate(
             )
             continue
         ids = [row.chunk_id for row in produced]
-        if doc.version_id != version_id(doc.document_id, doc.blob_sha) or ids != list(
-            doc.chunk_ids
-        ):
+        older = doc.version_id != version_id(doc.document_id, doc.blob_sha)
+        if older or ids != list(doc.chunk_ids):
             problems.append(
                 {
                     "path": doc.path,
                     "versionId": doc.version_id,
-                    "reason": "re-chunking gives other chunk ids (chunker changed)",
+                    "reason": "re-chunking gives other chunk ids ("
+                    + ("chunker changed" if older else "the manifest names other chunks")
+                    + ")",
                 }
             )
             continue
@@ -187,6 +188,7 @@ def rebuild_store(
     from ragit.embed import build_embedder
     from ragit.store.lock import WriterLock
     from ragit.store.replace import build_replacement, recover_swap, swap_in
+    from ragit.store.space import require_space
 
     plan = plan_rebuild(ws)
     embedder = build_embedder(
@@ -209,11 +211,13 @@ def rebuild_store(
         )
         for sha in stale:
             warnings.append(
-                f"snapshot {sha} was built by an older chunker and cannot be regenerated; "
-                f"re-index it with: ragit ingest --all --at {sha}"
+                f"snapshot {sha} names chunks its documents do not give (an older chunker, "
+                f"or an edited manifest) and cannot be regenerated; re-index it with: "
+                f"ragit ingest --all --at {sha}"
             )
         good_ids = {row.chunk_id for row in rows}
         expected &= good_ids
+        require_space(ws, len(rows), int(embedder.profile.dimensions))
         progress(f"embed: 0/{len(rows)} chunks with {embedder.profile.provider}")
         profile = embedder.profile.as_dict()
         build_replacement(

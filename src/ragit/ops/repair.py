@@ -116,8 +116,12 @@ def _action(
 
 
 def _store_problem(ws: Workspace, *, wait_ms: int) -> str | None:
+    """What a store rebuild would repair (the store problems ``doctor`` names the rebuild
+    for), or None."""
     from ragit.snapshot.manifest import list_manifest_shas, load_manifest
-    from ragit.store.meta import read_meta
+    from ragit.store.fingerprint import canonical_changed
+    from ragit.store.lock import inspect_lock
+    from ragit.store.meta import read_meta, read_referenced
     from ragit.store.reader import StoreReader
 
     shas = list_manifest_shas(ws)
@@ -133,6 +137,10 @@ def _store_problem(ws: Workspace, *, wait_ms: int) -> str | None:
         return "store_collection_missing"
     if ws.store_unverified_path.is_file():
         return "store_unverified"
+    if ws.store_unopenable_path.is_file():
+        return "store_unopenable"
+    if inspect_lock(ws).state == "missing" and canonical_changed(ws):
+        return "store_files_changed"  # every ingest refuses them (doctor: store.canonical-files)
     try:
         reader = StoreReader.open_latest(ws, wait_ms=wait_ms)
     except RagitError:
@@ -148,7 +156,18 @@ def _store_problem(ws: Workspace, *, wait_ms: int) -> str | None:
         present: set[str] = set()
         for i in range(0, len(ordered), 1000):
             present |= set(reader.fetch(ordered[i : i + 1000]))
-        return "manifest_chunks_missing" if wanted - present else None
+        lost = wanted - present
+        if lost:
+            recorded = read_referenced(ws.store_dir)
+            # Chunks no write of this store ever stored (an edited manifest) are not the
+            # store's to regenerate: `doctor` names `ingest --all --at <sha>` for them.
+            if not recorded or lost & recorded:
+                return "manifest_chunks_missing"
+        try:
+            unindexed = reader.terms().missing(wanted & present)
+        except RagitError:
+            return "keyword_index_unreadable"
+        return "keyword_index_incomplete" if unindexed else None
     finally:
         reader.close()
 
@@ -401,10 +420,17 @@ def _dirty_note(ws: Workspace) -> list[str]:
 
 
 def _execute(
-    ws: Workspace, cfg: RagitConfig, action: dict[str, Any], progress: Progress
+    ws: Workspace,
+    cfg: RagitConfig,
+    action: dict[str, Any],
+    progress: Progress,
+    done: set[str],
 ) -> list[str]:
-    """Run one action; returns its warnings."""
+    """Run one action; returns its warnings. ``done`` collects the storage actions already
+    carried out (an ingest-recover that had to rebuild the store did the store-rebuild)."""
     kind = action["action"]
+    if kind in done:
+        return [f"{kind} already done by an earlier action"]
     if kind == "release-lock":
         ws.lock_path.unlink(missing_ok=True)
     elif kind == "ingest-recover":
@@ -421,13 +447,22 @@ def _execute(
                 recover(ws, lock, lambda sha: manifest_exists(ws, sha))
         except IngestRecoveryRequired:
             result = rebuild_store(ws, cfg, command="store-rebuild", progress=progress)
+            done.add("store-rebuild")
             return list(result.get("warnings", []))
         except SnapshotStoreUnavailable:
-            # Recovery republishes, and a store that lost chunks refuses every publish: the
-            # store rebuild planned after this action regenerates it and closes the journals.
-            if not ws.store_unverified_path.is_file():
-                raise
-            return ["ingest-recover left to the store rebuild: the store lacks chunks"]
+            # Recovery republishes, and a store that lost chunks refuses every publish; a
+            # collection zvec cannot open cannot be recovered at all. Either way only a
+            # rebuild from git repairs it, and it closes the journals too: run it now, so the
+            # actions after this one find a usable store.
+            if ws.store_unverified_path.is_file() or ws.store_unopenable_path.is_file():
+                result = rebuild_store(ws, cfg, command="store-rebuild", progress=progress)
+                done.add("store-rebuild")
+                return [
+                    "ingest-recover needed a store rebuild (the store lacked chunks or could "
+                    "not be opened)",
+                    *result.get("warnings", []),
+                ]
+            raise
     elif kind == "store-rebuild" and cfg.store.backend == "postgres":
         from ragit.ops.repair_shared import repair_store
 
@@ -473,13 +508,14 @@ def run_repair(
     skipped: list[dict[str, Any]] = []
     warnings: list[str] = list(drift["warnings"])
     failure: RagitError | None = None
+    done: set[str] = set()
     if apply:
         for action in plan:
             if failure is not None or action["status"] == "blocked" or not action["safeToApply"]:
                 skipped.append({**action, "status": "skipped" if failure else action["status"]})
                 continue
             try:
-                warnings.extend(_execute(ws, cfg, action, progress))
+                warnings.extend(_execute(ws, cfg, action, progress, done))
             except RagitError as exc:
                 failure = exc
                 warnings.append(f"{action['action']} failed: {exc.code}: {exc.message}")

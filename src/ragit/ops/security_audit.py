@@ -31,7 +31,7 @@ from typing import Any
 
 from ragit import _json
 from ragit.config import RagitConfig
-from ragit.contract.errors import RagitError
+from ragit.contract.errors import RagitError, StoreClientMissing
 from ragit.ops.security_scan import (
     control_plane_files,
     pending_stale,
@@ -173,16 +173,18 @@ def _audit_shared(ws: Workspace, cfg: RagitConfig) -> list[dict[str, str]]:
     server does not hold again."""
     from ragit.snapshot.manifest import parse_manifest
     from ragit.snapshot.repository import store_repository
+    from ragit.store.postgres import client_required
 
     where = "postgres"
     try:
         repository = store_repository(ws, cfg)
         where = f"postgres:{repository}"
-        from ragit.store.postgres.read import PgReader
+        with client_required():
+            from ragit.store.postgres.read import PgReader
 
         reader = PgReader.open()
-    except ImportError:
-        reader, failure = None, "the client is not installed"
+    except StoreClientMissing as exc:
+        reader, failure = None, exc.message
     except RagitError as exc:
         reader, failure = None, exc.code
     if reader is None:

@@ -183,15 +183,11 @@ def _open_shared(ws: Workspace, cfg: RagitConfig, *, apply: bool) -> _Shared:
     from ragit.snapshot.repository import store_repository
 
     repository = store_repository(ws, cfg)
-    try:
+    from ragit.store.postgres import client_required
+
+    with client_required():
         from ragit.store.postgres.read import PgReader
         from ragit.store.postgres.write import PgPurge
-    except ImportError:
-        raise SnapshotStoreUnavailable(
-            None,
-            "store.backend is postgres but its client is not installed "
-            "(pip install 'ragit[postgres]')",
-        ) from None
     purger = PgPurge.open(repository) if apply else None
     try:
         reader = PgReader.open()

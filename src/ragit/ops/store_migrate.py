@@ -3,7 +3,7 @@
 The database is the one the environment names (``RAGIT_DATABASE_URL`` or libpq's ``PG*``
 variables), never a configuration file; every message about it is masked. A dry run reads
 the schema version in a read-only transaction and reports the steps a run would apply.
-psycopg is the optional extra ``ragit[postgres]``: it is imported only when the command
+psycopg is the optional extra ``ragit-cli[postgres]``: it is imported only when the command
 runs.
 """
 
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import Literal
 
-from ragit.contract.errors import SnapshotStoreUnavailable
 from ragit.contract.models import WireModel
 
 
@@ -43,15 +42,11 @@ def migrate_store(*, dry_run: bool) -> MigrateStoreData:
         StoreReadBusy, StoreWriteBusy: the server interrupted the run (retryable; steps
             already applied stay).
     """
-    try:
+    from ragit.store.postgres import client_required
+
+    with client_required():
         from ragit.store.postgres import migrate as pg
         from ragit.store.postgres.steps import SCHEMA_VERSION, STEPS
-    except ImportError:
-        raise SnapshotStoreUnavailable(
-            None,
-            "the PostgreSQL store needs the optional extra ragit[postgres] "
-            "(pip install 'ragit[postgres]')",
-        ) from None
     result = pg.pending() if dry_run else pg.migrate()
     return MigrateStoreData(
         mode="dry-run" if dry_run else "apply",

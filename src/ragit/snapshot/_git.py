@@ -23,6 +23,7 @@ from ragit.contract.errors import (
     SnapshotRefAmbiguous,
     SnapshotRefInvalid,
 )
+from ragit.contract.fs_errors import FilesystemUnusable, shown_path
 
 _HEX = re.compile(r"[0-9a-fA-F]+")
 _FILE_MODES = {pygit2.GIT_FILEMODE_BLOB, pygit2.GIT_FILEMODE_BLOB_EXECUTABLE}
@@ -424,6 +425,7 @@ class GitRepo:
 
         Raises:
             RepositoryStateChanged: the worktree kept changing under every attempt.
+            FilesystemUnusable: a file of the worktree cannot be read (permission denied).
         """
         last: Exception | None = None
         for attempt in range(STATUS_ATTEMPTS):
@@ -432,6 +434,9 @@ class GitRepo:
             except (OSError, pygit2.GitError) as exc:
                 if not isinstance(exc, (OSError, pygit2.NotFoundError)):
                     return None  # not a race: an unreadable index or repository
+                denied = self._denied(exc)
+                if denied is not None:
+                    raise denied from None  # not a race either: no retry makes it readable
                 last = exc
                 time.sleep(STATUS_RETRY_S * (attempt + 1))
         head = self.head().sha
@@ -442,6 +447,16 @@ class GitRepo:
             message="the worktree changed while its status was being read "
             f"({last}); retry when the repository is quiet",
         )
+
+    def _denied(self, exc: Exception) -> FilesystemUnusable | None:
+        """libgit2's "Permission denied" (an OSError without an errno) as the typed error,
+        naming the file it could not read; None for any other failure."""
+        text = str(exc)
+        if "permission denied" not in text.lower():
+            return None
+        quoted = re.search(r"'([^']+)'", text)
+        where = shown_path(quoted.group(1), self.root) if quoted else None
+        return FilesystemUnusable(where, FilesystemUnusable.PERMISSION_DENIED, errno_name="EACCES")
 
     def operation_in_progress(self) -> str | None:
         """The name of a rebase, merge, cherry-pick or revert git is in the middle of, or None."""

@@ -321,7 +321,13 @@ def load_manifest(ws: Workspace, sha: str) -> Manifest:
             raw = handle.read()
     except FileNotFoundError:
         raise
-    except OSError as exc:  # a directory, no permission, an I/O error
+    except OSError as exc:
+        from ragit.contract.fs_errors import filesystem_error
+
+        typed = filesystem_error(exc, ws.root)
+        if typed is not None:  # no permission, a full or failing disk: not a corrupt manifest
+            raise typed from exc
+        # A directory stands where the manifest belongs.
         raise SnapshotManifestInvalid(sha, rel, f"unreadable ({type(exc).__name__})") from exc
     manifest = parse_manifest(sha, raw, rel, what="the file name")
     if FREEZE_GC_AFTER_LOAD:

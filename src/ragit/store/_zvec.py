@@ -45,6 +45,8 @@ import atexit
 import contextlib
 import os
 import re
+import signal
+import subprocess
 import sys
 from array import array
 from collections.abc import Iterable, Sequence
@@ -52,8 +54,10 @@ from pathlib import Path
 from typing import Any
 
 from ragit._lock import pid_alive
-from ragit.contract.errors import SnapshotStoreUnavailable
+from ragit.contract.errors import RagitError, SnapshotStoreUnavailable
+from ragit.contract.fs_errors import FilesystemUnusable
 from ragit.store.rows import ChunkRow, StoredChunk
+from ragit.store.space import nearly_full
 
 MAX_BATCH = 1024
 MAX_TOPK = 100_000
@@ -166,9 +170,33 @@ def _report_log() -> None:
             path.unlink()
 
 
+PROBE_TIMEOUT_S = 300
+_PROBE_PREFIX = "ragit-probe: "
+
+
+def _probe_child(path: str) -> None:
+    """The child of :meth:`Collection.probe`: exit 0 when the collection opens and counts."""
+    try:
+        collection = Collection.open(Path(path), read_only=False)
+        try:
+            collection.count()
+        finally:
+            collection.close()
+    except SnapshotStoreUnavailable as exc:
+        sys.stderr.write(f"{_PROBE_PREFIX}{exc.details.get('reason', exc.message)}\n")
+        raise SystemExit(3) from None
+
+
 def _fail(
-    what: str, exc: BaseException | None = None, *, detail: bool = True
-) -> SnapshotStoreUnavailable:
+    what: str, exc: BaseException | None = None, *, detail: bool = True, path: Path | None = None
+) -> RagitError:
+    """zvec's failure as ``SNAPSHOT_STORE_UNAVAILABLE``; when the file system of ``path`` is
+    nearly full, as ``FILESYSTEM_UNUSABLE`` (``no-space``): zvec reports a full disk as a
+    failed write of its own files."""
+    if path is not None and nearly_full(path):
+        return FilesystemUnusable(
+            str(path), FilesystemUnusable.NO_SPACE, errno_name="ENOSPC", failed=f"zvec {what}"
+        )
     reason = f"zvec {what} failed"
     if exc is not None:
         reason += f": {exc}" if detail else f" ({type(exc).__name__})"
@@ -220,6 +248,9 @@ class Collection:
         self.path = path
         self.read_only = read_only
 
+    def _fail(self, what: str, exc: BaseException, *, detail: bool = True) -> RagitError:
+        return _fail(what, exc, detail=detail, path=self.path)
+
     # ------------------------------------------------------------ lifecycle
 
     @classmethod
@@ -233,8 +264,46 @@ class Collection:
         try:
             handle = zv.create_and_open(str(path), _schema(dimensions), zv.CollectionOption())
         except Exception as exc:
-            raise _fail("create", exc) from exc
+            raise _fail("create", exc, path=path) from exc
         return cls(handle, path, read_only=False)
+
+    @staticmethod
+    def probe(path: Path) -> str | None:
+        """Open the collection at ``path`` read-write in a child process, count its rows and
+        close it: None when that works, else what went wrong. zvec can crash the process that
+        opens damaged files (SIGSEGV during its journal recovery, SIGBUS on a full disk); in
+        the child that ends the child only. Costs one interpreter start and zvec's import
+        (0.3-0.5 s of CPU), so writers probe only a collection an interrupted write left
+        behind (docs/faults.md).
+        """
+        code = "import sys; from ragit.store._zvec import _probe_child; _probe_child(sys.argv[1])"
+        env = {k: v for k, v in os.environ.items() if not k.startswith("RAGIT_FAULT_")}
+        try:
+            proc = subprocess.run(
+                [sys.executable, "-c", code, str(path)],
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                errors="replace",
+                env=env,
+                timeout=PROBE_TIMEOUT_S,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            return f"opening it did not finish within {PROBE_TIMEOUT_S} s"
+        except OSError as exc:
+            return f"the probe could not start ({exc.__class__.__name__})"
+        if proc.returncode == 0:
+            return None
+        if proc.returncode < 0:
+            try:
+                name = signal.Signals(-proc.returncode).name
+            except ValueError:
+                name = f"signal {-proc.returncode}"
+            return f"zvec crashed opening it ({name})"
+        lines = [line for line in proc.stderr.splitlines() if line.startswith(_PROBE_PREFIX)]
+        said = lines[-1][len(_PROBE_PREFIX) :] if lines else f"exit {proc.returncode}"
+        return f"zvec cannot open it ({said[:300]})"
 
     @classmethod
     def open(cls, path: Path, *, read_only: bool) -> Collection:
@@ -247,7 +316,7 @@ class Collection:
         try:
             handle = zv.open(str(path), zv.CollectionOption(read_only=read_only))
         except Exception as exc:
-            raise _fail("open", exc) from exc
+            raise _fail("open", exc, path=path) from exc
         return cls(handle, path, read_only=read_only)
 
     def dimensions(self) -> int:
@@ -255,21 +324,21 @@ class Collection:
         try:
             return int(self._c.schema.vector(VECTOR_FIELD).dimension)
         except Exception as exc:
-            raise _fail("schema", exc) from exc
+            raise self._fail("schema", exc) from exc
 
     def flush(self) -> None:
         """Make every accepted write durable in the collection files."""
         try:
             self._c.flush()
         except Exception as exc:
-            raise _fail("flush", exc) from exc
+            raise self._fail("flush", exc) from exc
 
     def optimize(self) -> None:
         """Merge the collection's segments into one (zvec keeps BM25 statistics per segment)."""
         try:
             self._c.optimize(_zv().OptimizeOption())
         except Exception as exc:
-            raise _fail("optimize", exc) from exc
+            raise self._fail("optimize", exc) from exc
 
     def segment_count(self) -> int:
         """Sealed data segments on disk: numbered directories holding a scalar column file."""
@@ -290,7 +359,7 @@ class Collection:
         try:
             handle.close()
         except Exception as exc:
-            raise _fail("close", exc) from exc
+            raise self._fail("close", exc) from exc
 
     # ------------------------------------------------------------ writes
 
@@ -307,7 +376,7 @@ class Collection:
             statuses = fast
             for row, status in zip(rows, statuses, strict=True):
                 if not status.ok() and "already exists" not in str(status):
-                    raise _fail(f"insert of {row.chunk_id}", RuntimeError(str(status)))
+                    raise self._fail(f"insert of {row.chunk_id}", RuntimeError(str(status)))
             return
         docs = [
             zv.Doc(
@@ -327,10 +396,10 @@ class Collection:
         try:
             statuses = self._c.insert(docs)
         except Exception as exc:
-            raise _fail("insert", exc) from exc
+            raise self._fail("insert", exc) from exc
         for row, status in zip(rows, statuses, strict=True):
             if not status.ok() and "already exists" not in str(status):
-                raise _fail(f"insert of {row.chunk_id}", RuntimeError(str(status)))
+                raise self._fail(f"insert of {row.chunk_id}", RuntimeError(str(status)))
 
     def _fast_insert(self, rows: Sequence[ChunkRow]) -> list[Any] | None:
         """Insert through zvec's native document type, as ``Collection.insert`` does after
@@ -371,7 +440,7 @@ class Collection:
                 docs.append(doc)
             return list(native.Insert(docs))
         except Exception as exc:
-            raise _fail("insert", exc) from exc
+            raise self._fail("insert", exc) from exc
 
     def delete(self, ids: Sequence[str]) -> None:
         """Delete rows by id; ids that do not exist are ignored."""
@@ -379,7 +448,7 @@ class Collection:
             try:
                 self._c.delete(list(batch))
             except Exception as exc:
-                raise _fail("delete", exc) from exc
+                raise self._fail("delete", exc) from exc
 
     # ------------------------------------------------------------ reads
 
@@ -388,7 +457,7 @@ class Collection:
         try:
             return int(self._c.stats.doc_count)
         except Exception as exc:
-            raise _fail("stats", exc) from exc
+            raise self._fail("stats", exc) from exc
 
     def all_ids(self) -> set[str]:
         """Every live chunk id (a streaming scan; ~40 ms for 18k rows)."""
@@ -396,7 +465,7 @@ class Collection:
             with self._c.iter_docs(output_fields=[], include_vector=False) as docs:
                 return {str(doc.id) for doc in docs}
         except Exception as exc:
-            raise _fail("scan", exc) from exc
+            raise self._fail("scan", exc) from exc
 
     def present(self, ids: Sequence[str]) -> set[str]:
         """Which of ``ids`` exist."""
@@ -408,7 +477,7 @@ class Collection:
                     for k in self._c.fetch(list(batch), output_fields=[], include_vector=False)
                 )
             except Exception as exc:
-                raise _fail("fetch", exc) from exc
+                raise self._fail("fetch", exc) from exc
         return found
 
     def fetch(self, ids: Sequence[str]) -> dict[str, StoredChunk]:
@@ -420,7 +489,7 @@ class Collection:
                     list(batch), output_fields=_STORED_FIELDS, include_vector=False
                 )
             except Exception as exc:
-                raise _fail("fetch", exc) from exc
+                raise self._fail("fetch", exc) from exc
             for key, doc in docs.items():
                 fields = doc.fields or {}
                 out[str(key)] = StoredChunk(
@@ -443,7 +512,7 @@ class Collection:
                     include_vector=False,
                 )
             except Exception as exc:
-                raise _fail("fetch", exc) from exc
+                raise self._fail("fetch", exc) from exc
             for key, doc in docs.items():
                 fields = doc.fields or {}
                 out.append(
@@ -467,7 +536,7 @@ class Collection:
             try:
                 docs = self._c.fetch(list(batch), output_fields=[], include_vector=True)
             except Exception as exc:
-                raise _fail("fetch", exc) from exc
+                raise self._fail("fetch", exc) from exc
             for key, doc in docs.items():
                 vec = (doc.vectors or {}).get(VECTOR_FIELD)
                 if vec is not None:
@@ -485,5 +554,5 @@ class Collection:
                 output_fields=[],
             )
         except Exception as exc:
-            raise _fail("vector search", exc, detail=False) from exc
+            raise self._fail("vector search", exc, detail=False) from exc
         return [(str(d.id), float(d.score)) for d in docs]

@@ -156,14 +156,10 @@ class PostgresSource:
 
     def _pg(self, sha: str | None) -> Any:
         if self._reader is None:
-            try:
+            from ragit.store.postgres import client_required
+
+            with client_required(sha):
                 from ragit.store.postgres.read import PgReader
-            except ImportError:
-                raise SnapshotStoreUnavailable(
-                    sha,
-                    "store.backend is postgres but its client is not installed "
-                    "(pip install 'ragit[postgres]')",
-                ) from None
             try:
                 self._reader = PgReader.open()
             except SnapshotStoreUnavailable as exc:
@@ -248,11 +244,11 @@ class PostgresSource:
         if self._reader is not None:
             facts: dict[str, Any] = self._reader.health(self.repository)
             return facts
-        try:
+        from ragit.store.postgres import client_required
+
+        with client_required():
             from ragit.store.postgres.read import PgReader
             from ragit.store.postgres.steps import SCHEMA_VERSION
-        except ImportError:
-            raise _client_missing() from None
         reader = PgReader()  # not `open`: a schema of another version is a fact to report
         try:
             facts = reader.health(self.repository)
@@ -292,13 +288,6 @@ def open_source(ws: Workspace, backend: str = "zvec", repository: str | None = N
     from ragit.contract.errors import InputInvalid
 
     raise InputInvalid("store.backend", f"must be one of {', '.join(BACKENDS)}")
-
-
-def _client_missing() -> SnapshotStoreUnavailable:
-    return SnapshotStoreUnavailable(
-        None,
-        "store.backend is postgres but its client is not installed (pip install 'ragit[postgres]')",
-    )
 
 
 def masked(text: str) -> str:

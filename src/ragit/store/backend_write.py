@@ -17,7 +17,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
-from ragit.contract.errors import SnapshotStoreUnavailable
 from ragit.store.rows import ChunkRow
 
 # Rows per write transaction: each commits on its own, so an interrupted ingest keeps the
@@ -101,12 +100,8 @@ def open_writer(
         from ragit.contract.errors import InputInvalid
 
         raise InputInvalid("store.backend", f"no snapshot writer for {backend!r} here")
-    try:
+    from ragit.store.postgres import client_required
+
+    with client_required():
         from ragit.store.postgres.write import PgWriter
-    except ImportError:
-        raise SnapshotStoreUnavailable(
-            None,
-            "store.backend is postgres but its client is not installed "
-            "(pip install 'ragit[postgres]')",
-        ) from None
     return PostgresWriter(PgWriter.open(repository, namespace, dimensions))

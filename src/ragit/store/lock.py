@@ -91,6 +91,13 @@ class WriterLock:
     warnings: tuple[str, ...] = ()
     released: bool = False
     transaction: InsertRecorder | None = field(default=None, repr=False)
+    # Set once the canonical collection opened under this lock (a writer probes a collection
+    # an interrupted write left behind only before its first open).
+    vouched: bool = False
+
+    def note(self, warning: str) -> None:
+        """Add a warning for the command that holds the lock (it reports them)."""
+        self.warnings = (*self.warnings, warning)
 
     @classmethod
     def acquire(
@@ -110,7 +117,10 @@ class WriterLock:
         Raises:
             StoreWriteBusy: a live writer holds it (a compactor: still, after the wait).
             StoreWriteLockStale: the owner is on another host or unreadable.
+            FilesystemUnusable: a directory the writer uses is a symlink that leaves the
+                repository (nothing is created there).
         """
+        ws.check_contained()
         if command == COMPACTOR_COMMAND:
             return cls._take(ws, command=command, head_sha=head_sha)
         deadline: float | None = None

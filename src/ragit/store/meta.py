@@ -233,7 +233,14 @@ def read_meta(ws: Workspace) -> StoreMeta | None:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return None
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
+        from ragit.contract.fs_errors import filesystem_error
+
+        typed = filesystem_error(exc, ws.root)
+        if typed is not None:  # no permission, a failing disk: not a corrupt file
+            raise typed from exc
+        raise _invalid(ws, f"unreadable ({exc.__class__.__name__})") from exc
+    except UnicodeDecodeError as exc:
         raise _invalid(ws, f"unreadable ({exc.__class__.__name__})") from exc
     return parse_meta(ws, text)
 
@@ -242,3 +249,17 @@ def write_meta(ws: Workspace, meta: StoreMeta) -> None:
     """Replace ``meta.json`` atomically (temp file, fsync, rename, fsync of the directory)."""
     text = json.dumps(meta.to_wire(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     atomic_write_text(ws.store_dir / META_NAME, text)
+
+
+REFERENCED_NAME = "referenced.ids"
+
+
+def read_referenced(store_dir: Path) -> set[str]:
+    """Chunk ids that retained manifests name, as recorded beside the store (empty: none
+    recorded, e.g. a store of an older RAGit). Written by :mod:`.publishing`; read here, in a
+    module that imports no engine, by ingest planning and ``doctor`` too."""
+    try:
+        text = (store_dir / REFERENCED_NAME).read_text(encoding="ascii")
+    except (OSError, UnicodeDecodeError):
+        return set()
+    return set(text.split())

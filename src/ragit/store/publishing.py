@@ -3,9 +3,9 @@
 :func:`publish` makes the reader copy of the next generation first and bumps ``generation`` in
 ``meta.json`` second: a crash between the two leaves an unreferenced copy (pruned later) and
 readers still on the previous generation, never a generation without its copy. It records a
-fingerprint of the canonical files (:func:`canonical_digest`) in ``meta.json``; outside a write,
-a different fingerprint means the files changed behind RAGit's back
-(:func:`canonical_changed`, :func:`check_canonical_intact`).
+fingerprint of the canonical files (:func:`~ragit.store.fingerprint.canonical_digest`) in
+``meta.json``; outside a write, a different fingerprint means the files changed behind RAGit's
+back (:func:`~ragit.store.fingerprint.canonical_changed`, :func:`check_canonical_intact`).
 
 The canonical collection must be closed to be copied: :class:`~ragit.store.writer.StoreWriter`
 registers the collections it holds open in :data:`open_writers`, and :func:`publish` refuses
@@ -14,7 +14,6 @@ those.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -25,76 +24,36 @@ from ragit._fs import atomic_write_text
 from ragit.contract.errors import SnapshotStoreUnavailable
 from ragit.store._zvec import Collection
 from ragit.store.copies import canonical_path, copy_name, copy_path, make_copy, prune_copies
-from ragit.store.journal_scan import scan_journals
+from ragit.store.fingerprint import canonical_changed, canonical_digest
 from ragit.store.lock import WriterLock
-from ragit.store.meta import StoreMeta, next_dir, now_iso, prev_dir, read_meta, write_meta
+from ragit.store.meta import (
+    REFERENCED_NAME,
+    StoreMeta,
+    now_iso,
+    read_meta,
+    read_referenced,
+    write_meta,
+)
 from ragit.store.terms import TermReader
 from ragit.workspace import Workspace
 
+__all__ = [
+    "REFERENCED_NAME",
+    "Written",
+    "canonical_changed",
+    "canonical_digest",
+    "check_canonical_intact",
+    "mark_unopenable",
+    "mark_unverified",
+    "open_writers",
+    "publish",
+    "read_referenced",
+    "record_referenced",
+    "write_referenced",
+]
+
 # Canonical collections open for writing in this process (publish refuses to copy them).
 open_writers: set[Path] = set()
-
-
-# Files up to this size are hashed whole; larger ones (vector index, column files, large
-# full-text tables) by their size and three sampled blocks (start, middle, end).
-WHOLE_MAX = 1 << 20
-DIGEST_PREFIX = "content:"
-SAMPLE = 1 << 16
-
-
-def _file_digest(path: Path, size: int) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as handle:
-        if size <= WHOLE_MAX:
-            h.update(handle.read())
-        else:
-            for offset in (0, size // 2 - SAMPLE // 2, size - SAMPLE):
-                handle.seek(offset)
-                h.update(handle.read(SAMPLE))
-    return h.hexdigest()
-
-
-def canonical_digest(ws: Workspace) -> str:
-    """A fingerprint of the canonical collection files by content, as published.
-
-    Each file counts with its path, its size and a hash of its content (whole up to
-    :data:`WHOLE_MAX`, else three sampled blocks), never its modification time: a copy
-    made without times (``cp -r``, CI caches, a clone) is the same store. Only writers
-    change these files and every writer publishes, so outside a write a different
-    fingerprint means the files were damaged or replaced behind RAGit's back (``doctor``
-    check ``store.canonical-files``). Measured on the N=1000 generator store (44 files,
-    66 MB): 5-13 ms, against 0.16 s for hashing every byte. The value carries the prefix
-    :data:`DIGEST_PREFIX`; a fingerprint of the older (mtime) form is not compared.
-    """
-    root = canonical_path(ws)
-    lines: list[str] = []
-    for path in sorted(root.rglob("*")):
-        if path.is_file() and path.name != "LOCK":
-            size = path.stat().st_size
-            rel = path.relative_to(root).as_posix()
-            lines.append(f"{rel}\0{size}\0{_file_digest(path, size)}")
-    return DIGEST_PREFIX + hashlib.sha256("\n".join(lines).encode()).hexdigest()[:32]
-
-
-def canonical_changed(ws: Workspace) -> bool | None:
-    """Whether the canonical collection files differ from the fingerprint of the last publish.
-
-    None when that cannot be judged: no fingerprint (nothing published yet, or published
-    before fingerprints existed), no collection, an unfinished transaction journal or a
-    half-done store replacement (recovering from those changes the files legitimately and
-    publishes again). The caller decides whether a writer may be at work.
-    """
-    meta = read_meta(ws)
-    expected = meta.extra.get("canonicalDigest") if meta is not None else None
-    if not expected or not canonical_path(ws).is_dir():
-        return None
-    if not str(expected).startswith(DIGEST_PREFIX):
-        return None  # an mtime fingerprint of an older RAGit: the next publish replaces it
-    if next_dir(ws).exists() or prev_dir(ws).exists():
-        return None
-    if any(s.classification != "completed" for s in scan_journals(ws)):
-        return None
-    return bool(canonical_digest(ws) != expected)
 
 
 def check_canonical_intact(ws: Workspace, lock: WriterLock) -> None:
@@ -116,19 +75,6 @@ def check_canonical_intact(ws: Workspace, lock: WriterLock) -> None:
             "the canonical store files changed outside a RAGit write (damaged or replaced); "
             "nothing was written — rebuild the store from git",
         )
-
-
-REFERENCED_NAME = "referenced.ids"
-
-
-def read_referenced(store_dir: Path) -> set[str]:
-    """Chunk ids that retained manifests name, as recorded beside the store (empty: none
-    recorded, e.g. a store of an older RAGit)."""
-    try:
-        text = (store_dir / REFERENCED_NAME).read_text(encoding="ascii")
-    except (OSError, UnicodeDecodeError):
-        return set()
-    return set(text.split())
 
 
 def write_referenced(store_dir: Path, ids: set[str]) -> None:
@@ -154,6 +100,14 @@ def mark_unverified(ws: Workspace, missing: int, reason: str) -> None:
     store rebuild from git brings them back."""
     record = {"missingChunks": missing, "reason": reason, "recordedAt": now_iso()}
     atomic_write_text(ws.store_unverified_path, json.dumps(record) + "\n")
+
+
+def mark_unopenable(ws: Workspace, problem: str) -> None:
+    """Record that the canonical collection cannot be opened and no published copy was left
+    to restore it from (read by ``doctor`` and ``repair``, removed by the next publish): only
+    a store rebuild from git brings it back."""
+    record = {"reason": problem, "recordedAt": now_iso()}
+    atomic_write_text(ws.store_unopenable_path, json.dumps(record) + "\n")
 
 
 def _unindexed(collection_dir: Path, required: set[str]) -> set[str]:
@@ -261,6 +215,11 @@ def publish(
             ws, meta.store_id, generation, replace=True, verify=verify, table_base=base
         )
     except OSError as exc:
+        from ragit.contract.fs_errors import filesystem_error
+
+        typed = filesystem_error(exc, ws.root)
+        if typed is not None:  # the user cache's disk is full, or not writable
+            raise typed from exc
         raise SnapshotStoreUnavailable(
             None, f"cannot write the reader copy of the store ({exc.__class__.__name__})"
         ) from exc
@@ -277,6 +236,7 @@ def publish(
     )
     write_meta(ws, published)
     ws.store_unverified_path.unlink(missing_ok=True)
+    ws.store_unopenable_path.unlink(missing_ok=True)
     faults.reach("publish-meta-written")
     keep = {copy_name(meta.store_id, generation), copy_name(meta.store_id, generation - 1)}
     prune_copies(ws, keep)

@@ -7,7 +7,9 @@ collection open. :meth:`StoreReader.open_latest` reads ``meta.json``, then opens
 one from the canonical files *without opening zvec on them*, and only when
 
 - no writer holds the lock (a lock left by a crashed writer counts: its residue may still sit
-  in the canonical files until the next writer recovers them), and
+  in the canonical files until the next writer recovers them), no interrupted write left
+  them unsettled and they are as published (:mod:`.fingerprint`: a copy of damaged files
+  could crash zvec in this process), and
 - ``meta.json``'s (storeId, generation, revision) and the lock state are the same after the
   copy as before it (every writer bumps ``revision`` before it opens the canonical files).
 
@@ -30,6 +32,7 @@ from typing import Any
 from ragit.contract.errors import SnapshotStoreUnavailable, StoreReadBusy
 from ragit.store._zvec import MAX_TOPK, Collection
 from ragit.store.copies import canonical_path, copy_path, make_copy
+from ragit.store.fingerprint import canonical_changed, canonical_settled
 from ragit.store.lock import inspect_lock
 from ragit.store.meta import StoreMeta, read_meta
 from ragit.store.rows import StoredChunk
@@ -43,6 +46,30 @@ def _check_topk(topk: int) -> int:
     if not isinstance(topk, int) or isinstance(topk, bool) or topk < 1:
         raise ValueError("topk must be a positive integer")
     return min(topk, MAX_TOPK)
+
+
+def _check_copyable(ws: Workspace, waited_ms: int) -> None:
+    """A reader copies the canonical files only when they are settled and as published: the
+    residue of an interrupted write, or damaged files, may crash zvec when opened.
+
+    Raises:
+        StoreReadBusy: an interrupted write left the files unsettled (the next writer
+            recovers them; at once, since waiting cannot help).
+        SnapshotStoreUnavailable: the files differ from the published fingerprint.
+    """
+    if not canonical_settled(ws):
+        raise StoreReadBusy(
+            waited_ms,
+            writer_gone=True,
+            reason="no published store copy is readable and an interrupted write left the "
+            "canonical files unsettled; the next ingest recovers them (ragit doctor names it)",
+        )
+    if canonical_changed(ws):
+        raise SnapshotStoreUnavailable(
+            None,
+            "no published store copy is readable and the canonical store files changed "
+            "outside a RAGit write (damaged or replaced); rebuild the store from git",
+        )
 
 
 class StoreReader:
@@ -129,6 +156,7 @@ class StoreReader:
                 raise SnapshotStoreUnavailable(
                     None, "the store's files (.ragit/store/chunks) are missing"
                 )
+            _check_copyable(ws, waited())
 
             def unchanged(expected: StoreMeta = meta) -> bool:
                 now = read_meta(ws)

@@ -54,6 +54,7 @@ __all__ = [
     "COMPLETE_MARK",
     "build_replacement",
     "recover_swap",
+    "restore_published",
     "swap_in",
 ]
 
@@ -194,6 +195,52 @@ def swap_in(ws: Workspace, lock: WriterLock, *, publish_after: bool = True) -> S
         if published is None:
             raise SnapshotStoreUnavailable(None, "the swapped-in store has no meta.json")
     return published
+
+
+def restore_published(ws: Workspace, lock: WriterLock) -> StoreMeta | None:
+    """Put the latest published generation back as the canonical store and publish it again;
+    None when its reader copy is gone (a cleared cache) or nothing was ever published.
+
+    For canonical files that cannot be opened after an interrupted write (a full disk in the
+    middle of zvec's own writes can leave its manifest empty): everything a write changes is
+    unpublished until it publishes, so the published generation is exactly the state rolling
+    the interrupted write back would leave — and its reader copy is a complete, verified copy
+    of the files as published. The copy goes to ``store.next`` and is swapped in like a
+    rebuild (:func:`swap_in`, :func:`recover_swap` finishes a crash half-way).
+
+    Raises:
+        StoreWriteBusy: ``lock`` is no longer held.
+        SnapshotStoreUnavailable: the restored store could not be published.
+        OSError: the copy failed (a full disk: nothing was swapped).
+    """
+    from ragit.store._copy import copy_tree
+    from ragit.store.copies import copy_path, shared_file
+    from ragit.store.meta import REFERENCED_NAME
+    from ragit.store.terms import CHUNKS_NAME
+
+    lock.assert_held()
+    meta = read_meta(ws)
+    if meta is None or meta.generation == 0:
+        return None
+    source = copy_path(ws, meta.store_id, meta.generation)
+    if not source.is_dir():
+        return None
+    nxt = next_dir(ws)
+    remove_tree(nxt)
+    nxt.mkdir(parents=True)
+    try:
+        # The readers' chunk table is the copy's own addition: it stays out.
+        copy_tree(source, nxt / meta.collection, skip=frozenset({CHUNKS_NAME}), shared=shared_file)
+        referenced = ws.store_dir / REFERENCED_NAME
+        if referenced.is_file():
+            atomic_write_text(nxt / REFERENCED_NAME, referenced.read_text(encoding="ascii"))
+        restored = meta.evolve(revision=meta.revision + 1, updated_at=now_iso())
+        wire = {**restored.to_wire(), "buildState": COMPLETE_MARK}
+        atomic_write_text(nxt / META_NAME, json.dumps(wire, indent=2, sort_keys=True) + "\n")
+    except BaseException:
+        remove_tree(nxt)
+        raise
+    return swap_in(ws, lock)
 
 
 def _swap_back(ws: Workspace) -> None:

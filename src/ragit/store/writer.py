@@ -44,6 +44,7 @@ from ragit.contract.errors import SnapshotStoreUnavailable
 from ragit.store._copy import remove_tree
 from ragit.store._zvec import MAX_BATCH, Collection
 from ragit.store.copies import canonical_path
+from ragit.store.journal_scan import scan_journals
 from ragit.store.lock import WriterLock
 from ragit.store.meta import (
     SCHEMA_VERSION,
@@ -57,6 +58,7 @@ from ragit.store.meta import (
 )
 from ragit.store.publishing import open_writers
 from ragit.store.rows import ChunkRow
+from ragit.store.space import require_space
 from ragit.store.terms import TermWriter
 from ragit.workspace import Workspace
 
@@ -130,6 +132,60 @@ def _profile(embedding: Mapping[str, Any], dimensions: int) -> dict[str, Any]:
     return profile
 
 
+# Journals of writes that changed canonical files and never finished (an "invalid" journal,
+# unreadable or malformed, is reported and ignored: it proves nothing about the files).
+UNFINISHED = frozenset({"precommit-incomplete", "finalization-pending", "inconsistent"})
+
+
+def _left_by_interrupted_write(ws: Workspace, lock: WriterLock) -> bool:
+    """Whether an earlier write may have left the canonical files half-written: a transaction
+    journal (not this writer's own) that never completed, or a store already found
+    unopenable. zvec recovers a killed insert from its write-ahead log, but a write that ran
+    out of disk inside zvec can leave files zvec crashes on."""
+    if ws.store_unopenable_path.exists():
+        return True
+    own = getattr(lock.transaction, "transaction_id", None)
+    return any(
+        s.classification in UNFINISHED and s.transaction_id != own for s in scan_journals(ws)
+    )
+
+
+def _vouch(ws: Workspace, lock: WriterLock, meta: StoreMeta) -> StoreMeta:
+    """Probe the canonical collection in a child process; restore the published generation
+    when zvec cannot open it. Returns the store's metadata (a restore publishes anew).
+
+    Raises:
+        SnapshotStoreUnavailable: it cannot be opened and there is no published copy to
+            restore (the store is marked unopenable: a rebuild from git is the fix).
+    """
+    from ragit.store.publishing import mark_unopenable
+    from ragit.store.replace import restore_published
+
+    path = canonical_path(ws)
+    problem = Collection.probe(path)
+    if problem is None:
+        return meta
+    restored = restore_published(ws, lock)
+    if restored is not None and Collection.probe(path) is None:
+        lock.note(
+            f"the canonical store could not be opened after an interrupted write ({problem}); "
+            f"restored generation {meta.generation} from its reader copy (the unpublished "
+            "rows of that write are gone)"
+        )
+        again = read_meta(ws)
+        assert again is not None
+        bumped = again.evolve(revision=again.revision + 1, updated_at=now_iso())
+        write_meta(ws, bumped)
+        return bumped
+    mark_unopenable(ws, problem)
+    raise SnapshotStoreUnavailable(
+        None,
+        f"the canonical store cannot be opened after an interrupted write ({problem}) and no "
+        "published copy is left to restore it from; rebuild it from git: "
+        "ragit repair --apply --action store-rebuild",
+    )
+
+
 class StoreWriter:
     """The canonical collection, open read-write for the short insert-and-verify phase."""
 
@@ -159,21 +215,30 @@ class StoreWriter:
         *,
         embedding: Mapping[str, Any],
         dimensions: int,
+        rows: int = 0,
     ) -> StoreWriter:
-        """Open the canonical store for writing, creating it on first use.
+        """Open the canonical store for writing (about to add ``rows`` rows), creating it on
+        first use.
 
         A store that holds no published rows (``chunkCount`` 0) is recreated when the embedding
-        profile changed; one with rows is not touched.
+        profile changed; one with rows is not touched. The file system must have room for the
+        write (:func:`ragit.store.space.require_space`). A collection an interrupted write left
+        behind is opened in a child process first (:meth:`Collection.probe`): when zvec cannot
+        open it there, the published generation is restored from its reader copy, or, without
+        one, the store is marked unopenable (``doctor`` and ``repair`` name the rebuild) —
+        zvec never gets to crash this process on it.
 
         Raises:
             StoreWriteBusy: ``lock`` is no longer held.
             EmbeddingMigrationRequired: the store holds rows of another embedding profile.
             SnapshotManifestInvalid, SnapshotSchemaUnsupported: ``meta.json`` is corrupt/newer.
             SnapshotStoreUnavailable: the collection is missing or zvec cannot open it.
+            FilesystemUnusable: too little free space for the write (``no-space``).
         """
         lock.assert_held()
         if dimensions < 1:
             raise ValueError("dimensions must be positive")
+        require_space(ws, rows, dimensions)
         profile = _profile(embedding, dimensions)
         meta = read_meta(ws)
         path = canonical_path(ws)
@@ -196,7 +261,10 @@ class StoreWriter:
             )
         meta = meta.evolve(revision=meta.revision + 1, updated_at=now_iso())
         write_meta(ws, meta)  # before zvec touches a canonical file (readers compare it)
+        if not lock.vouched and _left_by_interrupted_write(ws, lock):
+            meta = _vouch(ws, lock, meta)
         collection = Collection.open(path, read_only=False)
+        lock.vouched = True
         if collection.dimensions() != dimensions:
             collection.close()
             raise SnapshotStoreUnavailable(

@@ -55,7 +55,14 @@ def run_repair_cmd(inv: Invocation) -> Outcome:
         filters=filters,
     )
     warnings = data.pop("warnings")
-    return Outcome(data=data, text=lambda: render(data), warnings=warnings, error=error)
+    if error is not None:
+        # Contract §2: a failure's data is null; what ran before it is in the warnings.
+        done = [a["action"] for a in data["executedActions"] if a["status"] == "executed"]
+        inv.warnings.extend(warnings)
+        if done:
+            inv.warnings.append(f"repair executed before the failure: {', '.join(done)}")
+        raise error
+    return Outcome(data=data, text=lambda: render(data), warnings=warnings)
 
 
 def _render_migrate(data: dict[str, Any]) -> str:

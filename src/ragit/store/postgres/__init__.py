@@ -11,6 +11,39 @@ and content id, keyword postings for per-snapshot BM25, snapshots bound to commi
 * :mod:`~ragit.store.postgres.read` — read-only transactions: snapshots, their chunks,
   vector search and the keyword index of one snapshot.
 
-psycopg and pgvector are the optional extra ``ragit[postgres]``; nothing outside this
-package imports them.
+psycopg and pgvector are the optional extra ``ragit-cli[postgres]``; nothing outside this
+package imports them, and every import of its modules from outside goes through
+:func:`client_required`, which turns a missing client into one typed error.
 """
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from ragit.contract.errors import StoreClientMissing
+
+EXTRA = "postgres"
+# Top-level packages of the extra: an ImportError naming one of them means "not installed".
+_CLIENT_PACKAGES = frozenset({"psycopg", "psycopg_binary", "psycopg_c", "pgvector"})
+
+
+def client_missing(resolved_sha: str | None = None) -> StoreClientMissing:
+    """``SNAPSHOT_STORE_UNAVAILABLE`` naming ``pip install 'ragit-cli[postgres]'``."""
+    return StoreClientMissing("postgres", EXTRA, resolved_sha)
+
+
+@contextmanager
+def client_required(resolved_sha: str | None = None) -> Iterator[None]:
+    """Import this package's modules inside the block: a missing psycopg or pgvector becomes
+    :func:`client_missing` (any other ImportError is a bug and propagates).
+
+    Raises:
+        StoreClientMissing: the extra is not installed.
+    """
+    try:
+        yield
+    except ImportError as exc:
+        if (exc.name or "").split(".")[0] not in _CLIENT_PACKAGES:
+            raise
+        raise client_missing(resolved_sha) from None

@@ -9,14 +9,18 @@ package passes :func:`mask`.
 
 Failures are typed (:mod:`ragit.contract.errors`):
 
-* no server configured, or the server refuses the connection (wrong password, unknown
-  database, nothing listening) → ``SNAPSHOT_STORE_UNAVAILABLE`` (not ready, not retryable
-  as such: the configuration or the server must change);
-* an operation the server interrupts (a connection lost to a server restart, a terminated
-  backend or a network cut; a deadlock or serialization failure: psycopg's
-  ``OperationalError``) → ``STORE_READ_BUSY`` for a reader and ``STORE_WRITE_BUSY``
-  (``lockState: "interrupted"``) for a writer, both ``transient`` and retryable: the same
-  call on a fresh connection succeeds once the server is back.
+* misconfiguration — no server configured, a host name that does not resolve, the server
+  refusing who connects (a wrong password, no ``pg_hba.conf`` entry, an unknown role or
+  database) → ``SNAPSHOT_STORE_UNAVAILABLE`` (not ready, not retryable: the configuration
+  or the server must change);
+* a server that is not there right now — nothing listening (stopped, restarting), starting
+  up or shutting down, out of connection slots, a timeout or a network that drops the
+  connection (:func:`unreachable`) — and an operation the server interrupts (a connection
+  lost to a restart, a terminated backend or a network cut; a deadlock or serialization
+  failure: psycopg's ``OperationalError``, or a connection found closed) →
+  ``STORE_READ_BUSY`` for a reader and ``STORE_WRITE_BUSY`` (``lockState``
+  ``"unreachable"`` or ``"interrupted"``) for a writer, both ``transient`` and retryable:
+  the same call succeeds once the server is back.
 """
 
 from __future__ import annotations
@@ -104,6 +108,48 @@ def lost(exc: BaseException, *, writer: bool) -> StoreReadBusy | StoreWriteBusy:
     )
 
 
+# What libpq says when no server answers now (as opposed to one that answers and refuses):
+# nothing listening on the socket or port, a server starting up or shutting down, no free
+# connection slot, a timeout, a network that drops or resets the connection.
+_UNREACHABLE = (
+    "connection refused",
+    "no such file or directory",
+    "timeout expired",
+    "connection timed out",
+    "server closed the connection unexpectedly",
+    "the database system is starting up",
+    "the database system is shutting down",
+    "the database system is in recovery mode",
+    "the database system is not yet accepting connections",
+    "the database system is not accepting connections",
+    "sorry, too many clients already",
+    "remaining connection slots are reserved",
+    "network is unreachable",
+    "no route to host",
+    "connection reset by peer",
+    "could not receive data from server",
+    "could not send data to server",
+)
+
+
+def unreachable(exc: BaseException) -> bool:
+    """Whether a failure to connect means the server is not there right now (transient),
+    not that it refuses this configuration."""
+    text = str(exc).lower()
+    return any(needle in text for needle in _UNREACHABLE)
+
+
+def not_reached(exc: BaseException, *, writer: bool) -> StoreReadBusy | StoreWriteBusy:
+    """The typed, retryable error for a server that does not answer right now."""
+    reason = (
+        f"the PostgreSQL store cannot be reached right now ({_reason(exc)}); retry once the "
+        "server is back"
+    )
+    if writer:
+        return StoreWriteBusy("unreachable", None, reason=reason)
+    return StoreReadBusy(0, reason=reason)
+
+
 def connect(*, read_only: bool, autocommit: bool = False) -> psycopg.Connection[Any]:
     """A new connection to the configured server (pgvector's types registered when the
     extension exists). A reader's connection opens every transaction read-only
@@ -111,6 +157,7 @@ def connect(*, read_only: bool, autocommit: bool = False) -> psycopg.Connection[
 
     Raises:
         SnapshotStoreUnavailable: nothing is configured, or the server refused.
+        StoreReadBusy, StoreWriteBusy: no server answers right now (read-only or not).
     """
     env = os.environ
     if not configured(env):
@@ -127,14 +174,16 @@ def connect(*, read_only: bool, autocommit: bool = False) -> psycopg.Connection[
             application_name="ragit-reader" if read_only else "ragit-writer",
         )
     except psycopg.Error as exc:
+        if unreachable(exc):
+            raise not_reached(exc, writer=not read_only) from None
         raise unavailable(f"cannot connect ({_reason(exc)})") from None
     try:
         if read_only:
             conn.read_only = True
         register_vector(conn)
-    except psycopg.OperationalError as exc:
+    except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
         conn.close()
-        raise unavailable(f"cannot connect ({_reason(exc)})") from None
+        raise lost(exc, writer=not read_only) from None
     return conn
 
 
@@ -158,7 +207,8 @@ def translated(*, writer: bool) -> Iterator[None]:
     connection is transient; any other server error is the store being unavailable."""
     try:
         yield
-    except psycopg.OperationalError as exc:
+    except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
+        # InterfaceError: the connection was found closed (lost to a restart meanwhile).
         raise lost(exc, writer=writer) from None
     except psycopg.errors.InsufficientPrivilege as exc:
         raise unavailable(
