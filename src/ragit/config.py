@@ -9,6 +9,7 @@ so readers such as the MCP server never import a config writer.
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from pathlib import Path
 from typing import Any, Literal
@@ -215,10 +216,10 @@ def _default_fix(key: str) -> str | None:
     if isinstance(default, bool):
         text = "true" if default else "false"
     elif isinstance(default, list):
-        text = "'" + json.dumps(default) + "'"
+        text = json.dumps(default)
     else:
         text = str(default)
-    return f"ragit config set {key} {text}"
+    return f"ragit config set {key} {shlex.quote(text)}"
 
 
 def load_config(ws: Workspace) -> RagitConfig:

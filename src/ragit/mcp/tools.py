@@ -64,7 +64,7 @@ QUERY_DESCRIPTION = (
     "commit (HEAD's index, or `at`; uncommitted edits are not seen) for ranked hits with "
     "citations; cite citation.id and path. For whole passages to read before a task, use "
     "ragit_context_pack. On isError, the user should run error.recovery.command (if not "
-    "null) outside MCP: this server never writes."
+    "null; else follow error.recovery.hint) outside MCP: this server never writes."
 )
 
 CONTEXT_PACK_DESCRIPTION = (
@@ -165,7 +165,10 @@ _ERROR: dict[str, Any] = {
         "details": {"type": "object"},
         "recovery": {
             "type": "object",
-            "properties": {"command": {"type": ["string", "null"]}},
+            "properties": {
+                "command": {"type": ["string", "null"]},
+                "hint": {"type": "string"},
+            },
             "required": ["command"],
         },
     },
