@@ -16,8 +16,8 @@ from ragit.contract.errors import (
     CorruptError,
     RagitError,
     SnapshotManifestInvalid,
-    commit_recovery,
 )
+from ragit.contract.recovery import commit_recovery
 from ragit.snapshot._git import GitRepo
 from ragit.snapshot.manifest import list_manifest_shas, load_manifest, parse_manifest
 from ragit.snapshot.selection import ingest_running, nearest_indexed_ancestor
