@@ -269,9 +269,12 @@ CORE_COMMANDS: tuple[CommandSpec, ...] = (
         path="context pack",
         summary="Build a budgeted, citation-diverse context packet for a goal.",
         description=(
-            "Retrieves like query (30 candidates), drops duplicate citations, then fills the "
-            "token budget (whitespace words) with whole hits: one per new source first, then in "
-            "rank order. usedTokens never exceeds the budget."
+            "Retrieves like query from a candidate pool that grows with the budget (at least "
+            "30), drops duplicate citations, then fills the token budget with whole passages: "
+            "one per new source first, then in rank order; the selected passages are output in "
+            "rank order. Every view carries each passage's whole text and its token count, and "
+            "usedTokens, their sum, never exceeds the budget (tokens: RAGit's estimate, at least "
+            "GPT-4's count)."
         ),
         handler="ragit.cli.commands.query:run_context_pack_cmd",
         default_format="both",
