@@ -175,7 +175,9 @@ def default_config_toml(default_branch: str | None = None) -> str:
                 continue
             table.add(key, value)
         if section_name == "output":
-            table.add(tomlkit.comment('format = "both"  # overrides per-command default formats'))
+            table.add(
+                tomlkit.comment('format = "json"  # default: text at a terminal, json otherwise')
+            )
         doc.add(tomlkit.nl())
         doc.add(section_name, table)
     return tomlkit.dumps(doc)

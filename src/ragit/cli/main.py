@@ -22,9 +22,9 @@ from ragit.contract.registry import COMMANDS, by_path
 _HELP = """RAGit — commit-bound retrieval memory for AI coding agents.
 
 \b
-Agents: prefer `--format json`, read a command's contract with
-`ragit describe <command> --format json`, and validate mutating
-commands with `--dry-run` first.
+Text at a terminal, the JSON envelope in a pipe (--format changes it).
+Agents: read a command's contract with `ragit describe <command>`,
+and validate mutating commands with `--dry-run` first.
 """
 
 
@@ -71,7 +71,7 @@ def _build_command(spec: CommandSpec) -> click.Command:
             show_default=False,
             metavar="text|json|both",
             help=(
-                f"Output format (default: text at a terminal, {spec.default_format} in a pipe; "
+                f"Output format (default: text at a terminal, {spec.pipe_format} otherwise; "
                 "RAGIT_FORMAT or output.format change it)."
             ),
         )
@@ -227,7 +227,7 @@ def _requested_format(argv: Sequence[str], spec: CommandSpec | None) -> str:
         return env
     if stdout_is_terminal():
         return "text"
-    return spec.default_format if spec else "text"
+    return spec.pipe_format if spec else "text"  # an unknown command has no envelope of its own
 
 
 def _usage_line(exc: click.UsageError, spec: CommandSpec | None) -> str:

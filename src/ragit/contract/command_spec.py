@@ -120,7 +120,6 @@ class CommandSpec:
     path: str
     summary: str
     handler: str  # "module:function", imported only when the command runs
-    default_format: str
     group: str = "root"
     mutating: bool = False
     supports_dry_run: bool = False
@@ -135,6 +134,9 @@ class CommandSpec:
     takes_cwd: bool = True
     description: str = ""
     extra_format_aliases: tuple[str, ...] = field(default=())
+    # The format when stdout is not a terminal (a terminal gets text): json, the envelope, for
+    # every command that prints one; completion prints its script (contract §2).
+    pipe_format: str = "json"
 
     @property
     def words(self) -> tuple[str, ...]:

@@ -31,7 +31,6 @@ CORE_COMMANDS: tuple[CommandSpec, ...] = (
             "and a summary of the output data. Run it before first use of a command."
         ),
         handler="ragit.cli.commands.describe:run",
-        default_format="json",
         arguments=(
             Argument(
                 "command",
@@ -60,7 +59,6 @@ CORE_COMMANDS: tuple[CommandSpec, ...] = (
             "The store is created by the first ingest."
         ),
         handler="ragit.cli.commands.init:run",
-        default_format="text",
         mutating=True,
         supports_dry_run=True,
         options=(
@@ -118,7 +116,6 @@ CORE_COMMANDS: tuple[CommandSpec, ...] = (
             "configuration and writer-lock state. Reads only; opens no store."
         ),
         handler="ragit.cli.commands.status:run",
-        default_format="json",
         output_model="ragit.cli.commands.status:StatusData",
         examples=("ragit status", "ragit status --cwd path/to/repo --format json"),
         related=("doctor", "ingest", "init"),
@@ -135,7 +132,6 @@ CORE_COMMANDS: tuple[CommandSpec, ...] = (
             "Re-ingesting an unchanged commit writes nothing."
         ),
         handler="ragit.cli.commands.ingest:run",
-        default_format="json",
         mutating=True,
         supports_dry_run=True,
         input_model="ragit.ingest.request:IngestInput",
@@ -220,7 +216,6 @@ CORE_COMMANDS: tuple[CommandSpec, ...] = (
             "worktree is a warning. Output is always re-masked."
         ),
         handler="ragit.cli.commands.query:run_query_cmd",
-        default_format="both",
         views=True,
         input_model="ragit.retrieve.query:QueryInput",
         arguments=(
@@ -277,7 +272,6 @@ CORE_COMMANDS: tuple[CommandSpec, ...] = (
             "GPT-4's count)."
         ),
         handler="ragit.cli.commands.query:run_context_pack_cmd",
-        default_format="both",
         group="context",
         views=True,
         input_model="ragit.retrieve.query:ContextPackInput",

@@ -26,7 +26,6 @@ DOC_COMMANDS: tuple[CommandSpec, ...] = (
             "Writes nothing; exits 0 whatever it finds."
         ),
         handler="ragit.cli.commands.doc:run_validate",
-        default_format="json",
         group="doc",
         options=(
             _type_option("Check only documents of this type."),
@@ -49,7 +48,6 @@ DOC_COMMANDS: tuple[CommandSpec, ...] = (
             "once the repository is initialized. Writes are atomic."
         ),
         handler="ragit.cli.commands.doc:run_refresh",
-        default_format="json",
         group="doc",
         mutating=True,
         supports_dry_run=True,
@@ -81,7 +79,6 @@ DOC_COMMANDS: tuple[CommandSpec, ...] = (
             "every required section. Never overwrites a file."
         ),
         handler="ragit.cli.commands.doc:run_create",
-        default_format="json",
         group="doc",
         mutating=True,
         supports_dry_run=True,
@@ -107,7 +104,6 @@ DOC_COMMANDS: tuple[CommandSpec, ...] = (
             "initialized repository."
         ),
         handler="ragit.cli.commands.doc:run_reconcile",
-        default_format="json",
         group="doc",
         mutating=True,
         supports_dry_run=True,

@@ -29,7 +29,6 @@ LOG = CommandSpec(
         "output is re-masked."
     ),
     handler="ragit.cli.commands.history:run_log",
-    default_format="text",
     views=True,
     arguments=(_REV_RANGE,),
     options=(
@@ -70,7 +69,6 @@ DRIFT = CommandSpec(
         "content. Reads only; output is re-masked."
     ),
     handler="ragit.cli.commands.history:run_drift",
-    default_format="text",
     views=True,
     options=(
         Option(
@@ -108,7 +106,6 @@ NARRATIVE = CommandSpec(
         "report in a browser, best-effort."
     ),
     handler="ragit.cli.commands.history:run_narrative",
-    default_format="text",
     mutating=True,
     supports_dry_run=True,
     arguments=(_REV_RANGE,),

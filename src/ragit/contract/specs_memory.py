@@ -23,7 +23,6 @@ MEMORY_COMMANDS: tuple[CommandSpec, ...] = (
             "must be an ISO-8601 instant. Validate with --dry-run first."
         ),
         handler="ragit.cli.commands.memory:run_wrap",
-        default_format="json",
         group="memory",
         mutating=True,
         supports_dry_run=True,
@@ -45,7 +44,6 @@ MEMORY_COMMANDS: tuple[CommandSpec, ...] = (
             "unavailable, keyword-only artifact hits, a warning. Reads only; output is re-masked."
         ),
         handler="ragit.cli.commands.memory:run_recall",
-        default_format="both",
         group="memory",
         views=True,
         arguments=(
@@ -77,7 +75,6 @@ MEMORY_COMMANDS: tuple[CommandSpec, ...] = (
             "candidates."
         ),
         handler="ragit.cli.commands.memory:run_promote",
-        default_format="json",
         group="memory",
         mutating=True,
         supports_dry_run=True,
@@ -99,7 +96,6 @@ MEMORY_COMMANDS: tuple[CommandSpec, ...] = (
             "Promotes nothing; review the artifacts with `artifact review`."
         ),
         handler="ragit.cli.commands.artifacts:run_session_materialize",
-        default_format="json",
         group="session",
         mutating=True,
         supports_dry_run=True,
@@ -123,7 +119,6 @@ MEMORY_COMMANDS: tuple[CommandSpec, ...] = (
             "failures. Reviewed artifacts become searchable in the session/harness scopes."
         ),
         handler="ragit.cli.commands.artifacts:run_artifact_review",
-        default_format="json",
         group="artifact",
         mutating=True,
         supports_dry_run=True,
@@ -148,7 +143,6 @@ MEMORY_COMMANDS: tuple[CommandSpec, ...] = (
             "nothing."
         ),
         handler="ragit.cli.commands.artifacts:run_harness_capture",
-        default_format="json",
         group="harness",
         mutating=True,
         supports_dry_run=True,
@@ -164,7 +158,6 @@ MEMORY_COMMANDS: tuple[CommandSpec, ...] = (
         path="harness verify",
         summary="Structural preflight of a harness suite (no execution, writes nothing).",
         handler="ragit.cli.commands.artifacts:run_harness_verify",
-        default_format="json",
         group="harness",
         options=(
             Option(
@@ -190,7 +183,6 @@ MEMORY_COMMANDS: tuple[CommandSpec, ...] = (
             "fails preflight except with --dry-run, which executes nothing."
         ),
         handler="ragit.cli.commands.artifacts:run_harness_run",
-        default_format="json",
         group="harness",
         mutating=True,
         supports_dry_run=True,
@@ -206,7 +198,6 @@ MEMORY_COMMANDS: tuple[CommandSpec, ...] = (
         path="harness pack",
         summary="Read-only packet of a harness suite and its resources.",
         handler="ragit.cli.commands.artifacts:run_harness_pack",
-        default_format="json",
         group="harness",
         arguments=(Argument("suite_ref", "string", "Suite artifact id or its JSON path."),),
         examples=(
@@ -225,7 +216,6 @@ MEMORY_COMMANDS: tuple[CommandSpec, ...] = (
             "overwrites a file; ingested is always false: review, commit, then ingest."
         ),
         handler="ragit.cli.commands.artifacts:run_harness_promote",
-        default_format="json",
         group="harness",
         mutating=True,
         supports_dry_run=True,
@@ -248,7 +238,6 @@ MEMORY_COMMANDS: tuple[CommandSpec, ...] = (
             "type before the dot) and an ISO-8601 time window. Reads only; output is re-masked."
         ),
         handler="ragit.cli.commands.timeline:run",
-        default_format="text",
         views=True,
         options=(
             Option("--goal", "string", "Only events of this goal id."),
