@@ -4,7 +4,10 @@ Checks that every case file is valid against ``case.schema.json`` (with
 ``jsonschema`` when it is installed), that ids are unique and equal their file
 stems, that fixtures exist, that goldens use only known matchers, that every
 cited requirement exists, that a case's level follows its requirements and that
-a ``contract`` case pins only fields the contract names (``contract-fields.json``),
+a ``contract`` case pins only what the contract names (``contract-fields.json``:
+envelope, data, error details and catalog codes, fields of repository files and
+MCP results, warnings only where its cited rule promises one), that captures a
+case uses are made by an earlier step,
 that every implemented requirement is covered by a case that is expected to pass
 (a contract rule by a contract case) while no ``planned`` one is, that the files
 an out-of-suite requirement cites exist, and that every expected-failure entry
@@ -20,7 +23,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-from conformance.contract_fields import ContractFields
+from conformance.contract_fields import ContractFields, requires_warning
 from conformance.matchers import lint
 from conformance.suite import LEVELS, TARGETS, Case, Suite, SuiteError, load_case, read_json
 
@@ -103,6 +106,41 @@ def _case_problems(suite: Suite, case: Case, validator: Any) -> list[str]:
     for spec in expect.get("equalCaptures", []) or []:
         if isinstance(spec, dict) and spec.get("capture") not in captures:
             problems.append(f"{where}: equalCaptures names unknown capture {spec.get('capture')!r}")
+    problems += [f"{where}: {p}" for p in _capture_uses(data)]
+    return problems
+
+
+_CAPTURE_USE = re.compile(r"\$\{CAPTURE:([^:}]*):[^}]*\}")
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [text for item in value for text in _strings(item)]
+    if isinstance(value, dict):
+        return [text for item in value.values() for text in _strings(item)]
+    return []
+
+
+def _capture_uses(data: dict[str, Any]) -> list[str]:
+    """A ${CAPTURE:name:…} or a recover step naming a capture no earlier step makes."""
+    problems: list[str] = []
+    made: set[str] = set()
+    steps = [s for s in data.get("setup", []) if isinstance(s, dict)]
+    for index, step in enumerate([*steps, data.get("step") or {}]):
+        where = f"setup[{index}]" if index < len(steps) else "step"
+        used = [m.group(1) for text in _strings(step) for m in _CAPTURE_USE.finditer(text)]
+        recover = step.get("recover")
+        if isinstance(recover, dict):
+            used.append(str(recover.get("capture")))
+        problems += [
+            f"{where} uses capture {name!r}, which no earlier setup step makes"
+            for name in dict.fromkeys(used)
+            if name not in made
+        ]
+        if isinstance(step.get("capture"), str):
+            made.add(step["capture"])
     return problems
 
 
@@ -210,7 +248,7 @@ def _cited_files(suite: Suite, note: str) -> list[str]:
 
 
 def _field_problems(suite: Suite, cases: list[Case]) -> list[str]:
-    """Contract cases whose envelope goldens pin fields the contract does not name."""
+    """Contract cases whose goldens pin what no contract rule names (contract-fields.json)."""
     where = _rel(suite, suite.contract_fields_path)
     try:
         fields, problems = ContractFields.from_json(read_json(suite.contract_fields_path))
@@ -221,9 +259,28 @@ def _field_problems(suite: Suite, cases: list[Case]) -> list[str]:
         expect = case.data.get("expect")
         if case.level != "contract" or not isinstance(expect, dict):
             continue
+        found = [f"expect.envelope {p}" for p in fields.unnamed(expect.get("envelope"))]
+        for index, spec in enumerate(expect.get("files", []) or []):
+            if isinstance(spec, dict) and "json" in spec:
+                found += [
+                    f"expect.files[{index}].json {p}"
+                    for p in fields.unnamed_in_file(str(spec.get("path")), spec["json"])
+                ]
+        mcp = expect.get("mcp")
+        step = case.data.get("step")
+        if isinstance(mcp, dict) and "result" in mcp and isinstance(step, dict):
+            method = "tools/list" if (step.get("mcp") or {}).get("listTools") else "tools/call"
+            unnamed = fields.unnamed_in_result(method, mcp["result"])
+            found += [f"expect.mcp.result {p}" for p in unnamed]
+        promised = fields.warnings & set(case.requirements)
+        if requires_warning(expect.get("envelope")) and not promised:
+            found.append(
+                "expect.envelope requires a warning, but no requirement it cites promises one "
+                "(contract-fields.json warnings)"
+            )
         problems += [
-            f"{_rel(suite, case.path)}: expect.envelope {p} (make the case extension)"
-            for p in fields.unnamed(expect.get("envelope"))
+            f"{_rel(suite, case.path)}: {p} (drop it from the golden, or make the case extension)"
+            for p in found
         ]
     return problems
 

@@ -195,3 +195,46 @@ def check_files(
             else:
                 problems += [f"files: {rel}: {p}" for p in match(spec["json"], value, ctx)]
     return problems
+
+
+_WORDS_LIMIT = 1000
+
+
+def own_words(stdout: bytes | str, stderr: bytes | str) -> str | None:
+    """What the implementation said about a failure, in its own words, as one line.
+
+    The message of an error envelope on stdout (``CODE: message``) when there is one, else
+    the first non-blank line of stderr (the last one for a traceback, which names the
+    exception). ``None`` when it said nothing.
+    """
+    out = stdout.decode("utf-8", "replace") if isinstance(stdout, bytes) else stdout
+    err = stderr.decode("utf-8", "replace") if isinstance(stderr, bytes) else stderr
+    words = _envelope_error(out)
+    if words is None:
+        lines = [line.strip() for line in err.splitlines() if line.strip()]
+        if lines:
+            words = lines[-1] if TRACEBACK in err else lines[0]
+    if words is None or len(words) <= _WORDS_LIMIT:
+        return words
+    return f"{words[:_WORDS_LIMIT]} [+{len(words) - _WORDS_LIMIT} chars]"
+
+
+def envelope_words(envelope: Any) -> str | None:
+    """``CODE: message`` of a failure envelope, else ``None``."""
+    error = envelope.get("error") if isinstance(envelope, dict) else None
+    if not isinstance(error, dict):
+        return None
+    code = error.get("code") if isinstance(error.get("code"), str) else ""
+    message = " ".join(str(error.get("message") or "").split())
+    return ": ".join(part for part in (code, message) if part) or None
+
+
+def _envelope_error(stdout: str) -> str | None:
+    text = stdout.strip()
+    for candidate in (text, text.rsplit("\n", 1)[-1] if text else ""):
+        try:
+            value = json.loads(candidate)
+        except ValueError:
+            continue
+        return envelope_words(value)
+    return None

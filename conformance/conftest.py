@@ -47,7 +47,8 @@ class CaseFailed(AssertionError):
 
 
 class CaseNotRunnable(Exception):
-    """The case could not run (fixture build failure, bad path); never an expected failure."""
+    """The case could not reach its rule (a setup step failed, a fixture did not build, a bad
+    path): an error, never an expected failure."""
 
 
 def local_impl() -> Impl:
@@ -141,6 +142,8 @@ class CaseItem(pytest.Item):
             raise CaseNotRunnable(backend)
         result = run_case(self.case, local_impl(), _fixtures(), backend=backend)
         reasons = "\n".join(f"  - {reason}" for reason in result.reasons)
+        if result.detail.get("words"):
+            reasons += f"\n  it said: {result.detail['words']}"
         if result.status == "skip":
             pytest.skip(reasons)
         if result.status == "error":

@@ -9,13 +9,20 @@ A case runs in a fresh temporary directory::
 The setup steps and the step under test are real subprocesses with a hermetic
 environment; the expectations are checked on their exit status, streams, JSON
 envelope and on the files of the repository. See docs/conformance.md.
+
+A setup step that does not do what the case needs makes the case ERROR (it never
+reached its rule), naming the step, its exit status and the implementation's own
+words; only a step marked ``judged`` (it is itself what the rule promises, such as
+running a recovery command) turns into a FAIL of the rule.
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import os
 import re
+import shlex
 import shutil
 import socket
 import subprocess
@@ -32,7 +39,9 @@ from conformance.checks import (
     check_files,
     check_stderr,
     decode,
+    envelope_words,
     json_path,
+    own_words,
     parse_stdout,
 )
 from conformance.environment import DEFAULT_TIMEOUT, GITCONFIG, CaseError, Impl, hermetic_env
@@ -41,7 +50,7 @@ from conformance.fsdiff import check_fs, fs_diff, fs_snapshot
 from conformance.matchers import MatchContext, match
 from conformance.suite import Case
 
-_VARIABLE = re.compile(r"\$\{(REPO|OUTSIDE|HEAD|HOSTNAME)\}")
+_VARIABLE = re.compile(r"\$\{(REPO|OUTSIDE|HEAD|HOSTNAME|CAPTURE:[A-Za-z][A-Za-z0-9_-]*:[^}]*)\}")
 
 
 @dataclass
@@ -121,18 +130,39 @@ class _Run:
         sha = proc.stdout.decode("ascii", "replace").strip()
         return sha if proc.returncode == 0 and sha else None
 
-    def subst(self, value: Any) -> Any:
-        """Replace ${REPO}, ${OUTSIDE}, ${HEAD} and ${HOSTNAME} in every string of ``value``."""
+    def subst(self, value: Any, *, whole: bool = False) -> Any:
+        """Replace ${REPO}, ${OUTSIDE}, ${HEAD}, ${HOSTNAME} and ${CAPTURE:name:path} in
+        every string of ``value``; with ``whole``, a string that is exactly one
+        ${CAPTURE:…} becomes the captured value itself (a list, a number, …)."""
         if isinstance(value, str):
+            found = _VARIABLE.fullmatch(value)
+            if whole and found and found.group(1).startswith("CAPTURE:"):
+                return self._captured(found.group(1))
             return _VARIABLE.sub(self._variable, value)
         if isinstance(value, list):
-            return [self.subst(item) for item in value]
+            return [self.subst(item, whole=whole) for item in value]
         if isinstance(value, dict):
-            return {key: self.subst(item) for key, item in value.items()}
+            return {key: self.subst(item, whole=whole) for key, item in value.items()}
         return value
+
+    def _captured(self, token: str) -> Any:
+        """The value at ``path`` of the envelope a setup step captured as ``name``."""
+        _, name, path = token.split(":", 2)
+        if name not in self.captures:
+            raise SetupFailed(f"${{{token}}}: no capture named {name!r} so far")
+        try:
+            return json_path(self.captures[name], path)
+        except KeyError:
+            raise SetupFailed(
+                f"${{{token}}}: capture {name!r} has no {path!r}",
+                words=envelope_words(self.captures[name]),
+            ) from None
 
     def _variable(self, found: re.Match[str]) -> str:
         name = found.group(1)
+        if name.startswith("CAPTURE:"):
+            value = self._captured(name)
+            return value if isinstance(value, str) else json.dumps(value)
         if name == "REPO":
             return str(self.repo)
         if name == "OUTSIDE":
@@ -203,6 +233,17 @@ class _Run:
             return base64.b64decode(step["stdinBase64"])
         return str(self.subst(step.get("stdin", ""))).encode("utf-8")
 
+    def shim_dir(self) -> Path:
+        """A directory holding ``ragit``: a script that runs the CLI under test."""
+        bindir = self.tmp / "bin"
+        script = bindir / "ragit"
+        if not script.exists():
+            bindir.mkdir(exist_ok=True)
+            command = " ".join(shlex.quote(word) for word in self.impl.cli)
+            script.write_text(f'#!/bin/sh\nexec {command} "$@"\n', encoding="utf-8")
+            script.chmod(0o755)
+        return bindir
+
     def run_argv(self, step: dict[str, Any], argv: list[str]) -> ProcResult:
         full = [*self.command(step.get("impl", "cli")), *self.subst(argv)]
         cwd = self.path(step["cwd"]) if "cwd" in step else self.repo
@@ -228,8 +269,23 @@ def _setup(run: _Run, steps: list[dict[str, Any]]) -> None:
             _setup_step(run, step, kind, where)
         except OSError as exc:
             # A file step on a path the implementation did not create (or cannot be read).
-            raise SetupFailed(f"{where}: {exc.strerror}: {exc.filename}") from exc
+            failed = SetupFailed(f"{where}: {exc.strerror}: {exc.filename}")
+            failed.judged = bool(step.get("judged"))
+            raise failed from exc
+        except SetupFailed as exc:
+            exc.judged = exc.judged or bool(step.get("judged"))
+            raise
         run.prepare()
+
+
+def _check_exit(step: dict[str, Any], shown: str, proc: ProcResult) -> None:
+    expected = step.get("expectExit", 0)
+    if proc.exit != expected:
+        raise SetupFailed(
+            f"{shown} exited {proc.exit}, expected {expected}",
+            _describe_proc(proc),
+            words=own_words(proc.stdout, proc.stderr),
+        )
 
 
 def _setup_step(run: _Run, step: dict[str, Any], kind: str, where: str) -> None:
@@ -246,26 +302,23 @@ def _setup_step(run: _Run, step: dict[str, Any], kind: str, where: str) -> None:
             )
         else:
             proc = run.run_argv(step, argv)
-        expected = step.get("expectExit", 0)
-        if proc.exit != expected:
-            shown = " ".join(str(word) for word in argv)
-            raise SetupFailed(
-                f"{where} `{'git ' if kind == 'git' else ''}{shown}` exited {proc.exit}, "
-                f"expected {expected}",
-                _describe_proc(proc),
-            )
+        shown = " ".join(str(word) for word in argv)
+        _check_exit(step, f"{where} `{'git ' if kind == 'git' else ''}{shown}`", proc)
         if "capture" in step:
             run.captures[step["capture"]] = _parse_captured(proc.stdout, where)
-        created = run.store_dir_created(had_store, f"{where} `{' '.join(map(str, argv))}`")
-        if created is not None:
-            raise SetupFailed(created, _describe_proc(proc))
+        created = run.store_dir_created(had_store, f"{where} `{shown}`")
+        if created is not None:  # a rule of the backend broken in setup: judged
+            raise SetupFailed(created, _describe_proc(proc), judged=True)
+    elif kind == "recover":
+        _recover(run, step, where)
     elif kind == "write":
         spec = step["write"]
         target = run.path(spec["path"])
         if "contentBase64" in spec:
             data = base64.b64decode(spec["contentBase64"])
         elif "json" in spec:
-            data = (json.dumps(run.subst(spec["json"]), ensure_ascii=True) + "\n").encode()
+            value = run.subst(spec["json"], whole=True)
+            data = (json.dumps(value, ensure_ascii=True) + "\n").encode()
         else:
             data = str(run.subst(spec["content"])).encode("utf-8")
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -279,7 +332,7 @@ def _setup_step(run: _Run, step: dict[str, Any], kind: str, where: str) -> None:
         elif target.exists() or target.is_symlink():
             target.unlink()
         else:
-            raise CaseError(f"{where}: cannot delete {step['delete']!r}: it does not exist")
+            raise SetupFailed(f"{where}: cannot delete {step['delete']!r}: it does not exist")
     elif kind == "truncate":
         spec = step["truncate"]
         with run.path(spec["path"]).open("r+b") as handle:
@@ -299,15 +352,44 @@ def _setup_step(run: _Run, step: dict[str, Any], kind: str, where: str) -> None:
                 run.env[key] = str(value)
 
 
-_SETUP_KINDS = ("run", "git", "write", "delete", "truncate", "mkdir", "symlink", "env")
+def _recover(run: _Run, step: dict[str, Any], where: str) -> None:
+    """Run a recovery command an earlier envelope printed, as written, with ``sh -c``.
+
+    ``ragit`` in it is the implementation under test: a script of that name, first on
+    PATH, runs the ``--impl`` command (contract §2: a recovery runs as written).
+    """
+    spec = step["recover"]
+    path = spec.get("path", "error.recovery.command")
+    command = run.subst(f"${{CAPTURE:{spec['capture']}:{path}}}", whole=True)
+    if not isinstance(command, str) or not command.strip():
+        raise SetupFailed(
+            f"{where}: capture {spec['capture']!r} has no recovery command at {path!r} "
+            f"(found {json.dumps(command)})",
+            words=envelope_words(run.captures.get(spec["capture"])),
+        )
+    env = run.step_env(step)
+    env["PATH"] = f"{run.shim_dir()}{os.pathsep}{env.get('PATH', '')}"
+    proc = run.proc(["sh", "-c", command], cwd=run.repo, env=env)
+    _check_exit(step, f"{where} recovery `{command}`", proc)
+
+
+_SETUP_KINDS = ("run", "git", "recover", "write", "delete", "truncate", "mkdir", "symlink", "env")
 
 
 class SetupFailed(Exception):
-    """A setup step did not do what the case needs (a failure of the implementation or git)."""
+    """A setup step did not do what the case needs (a failure of the implementation or git).
 
-    def __init__(self, message: str, excerpt: str = "") -> None:
+    The case is an ERROR (its rule was never reached) unless the step is ``judged``: part
+    of what the case's rule promises, so its failure is a FAIL of that rule.
+    """
+
+    def __init__(
+        self, message: str, excerpt: str = "", *, words: str | None = None, judged: bool = False
+    ) -> None:
         super().__init__(message)
         self.excerpt = excerpt
+        self.words = words
+        self.judged = judged
 
 
 def _parse_captured(stdout: bytes, where: str) -> Any:
@@ -364,14 +446,20 @@ def run_case(
         try:
             _setup(run, case.data.get("setup", []))
         except SetupFailed as exc:
-            result.status = "fail"
-            result.reasons.append(f"setup failed: {exc}")
+            # Not reaching the rule is no verdict on it: ERROR, unless the step was judged.
+            result.status = "fail" if exc.judged else "error"
+            result.reasons.append(f"{'' if exc.judged else 'setup failed: '}{exc}")
+            if exc.words:
+                result.detail["words"] = exc.words
             if exc.excerpt:
                 result.detail["excerpt"] = exc.excerpt
             return result
         result.reasons = _run_step(run, result)
         if result.reasons:
             result.status = "fail"
+    except SetupFailed as exc:  # the step under test names a capture setup did not make
+        result.status = "error"
+        result.reasons.append(f"step: {exc}")
     except CaseError as exc:
         result.status = "error"
         result.reasons.append(str(exc))
@@ -392,6 +480,7 @@ def _run_step(run: _Run, result: CaseResult) -> list[str]:
     had_store = run.has_store_dir()
     problems: list[str] = []
     envelope: Any = None
+    words: str | None = None
     if "mcp" in step:
         from conformance.mcp_driver import call_mcp
 
@@ -419,11 +508,13 @@ def _run_step(run: _Run, result: CaseResult) -> list[str]:
                 ]
         if problems and outcome.stderr.strip():
             result.detail["excerpt"] = f"server stderr: {outcome.stderr.strip()[-800:]!r}"
+        words = envelope_words(envelope) or own_words("", outcome.stderr)
     else:
         proc = run.run_argv(step, step["argv"])
         result.detail.update(
             exit=proc.exit, stdout=_excerpt(proc.stdout, 4000), stderr=_excerpt(proc.stderr, 4000)
         )
+        words = own_words(proc.stdout, proc.stderr)
         stdout = decode(proc.stdout, "stdout", problems)
         stderr = proc.stderr.decode("utf-8", "replace")
         want_exit = expect.get("exit")
@@ -462,6 +553,8 @@ def _run_step(run: _Run, result: CaseResult) -> list[str]:
     problems += check_files(run.path, expect.get("files", []), ctx)
     if problems and "stdout" in result.detail:
         result.detail["excerpt"] = _describe_proc_detail(result.detail)
+    if problems and words:
+        result.detail["words"] = words
     return problems
 
 

@@ -6,15 +6,17 @@ Usage::
         [--level contract|extension|all] [--run GLOB]... [--skip GLOB]...
         [--target cli,snapshot,...] [--expected-failures PATH | --no-expected-failures]
         [--format text|json|junit] [--json PATH] [--junit PATH]
-        [-j N] [--keep] [--pass-env NAME]... [-v]
+        [-j N] [--keep] [--pass-env NAME]... [-v | --summary]
         [--backend zvec|postgres [--database-url URL]]
 
 Each case ends as PASS, FAIL, XFAIL (a failure listed in the expected failures),
 XPASS (a listed case that now passes: the entry is stale and must be removed),
 SKIP, N/A (the case does not apply to the run's store backend: conformance.backends)
-or ERROR (the case could not run). The console report (conformance.report)
-gives the outcomes per target and level and the failures grouped by requirement;
-``-v`` also prints every case as it finishes, with its full reasons and output.
+or ERROR (the case could not reach its rule: a setup step failed, or the case could
+not run). The console report (conformance.report) opens with the verdict and run
+time, then the outcomes per target and level, the rules broken and one line per
+failing or erroring case; ``--summary`` prints the verdict and table alone; ``-v``
+also prints every case as it finishes, with its full reasons and output.
 The exit status is 0 only when there is no FAIL, XPASS or ERROR and every
 expected-failure entry names a case.
 """
@@ -26,6 +28,7 @@ import fnmatch
 import json
 import os
 import sys
+import time
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -38,11 +41,13 @@ from conformance.fixture_cache import FixtureCache
 from conformance.report import (
     BAD_OUTCOMES,
     Judged,
+    Rule,
     case_lines,
     classify,
     console,
     json_report,
     junit_report,
+    summary,
 )
 from conformance.suite import LEVELS, TARGETS, Case, Suite, SuiteError
 
@@ -151,11 +156,17 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--pass-env", action="append", default=[], metavar="NAME")
     parser.add_argument("--suite", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--fixtures", type=Path, help=argparse.SUPPRESS)
-    parser.add_argument(
+    shown = parser.add_mutually_exclusive_group()
+    shown.add_argument(
         "-v",
         "--verbose",
         action="store_true",
         help="print every case as it finishes, with its full reasons and output excerpt",
+    )
+    shown.add_argument(
+        "--summary",
+        action="store_true",
+        help="print only the verdict, the run time and the table of outcomes",
     )
     return parser
 
@@ -193,12 +204,18 @@ def main(argv: list[str] | None = None) -> int:
     cases = select(all_cases, args.run, args.skip, targets, args.level)
     fixtures = FixtureCache(suite.fixture_builder)
     try:
-        requirements = {
-            str(req.get("id")): str(req.get("text", "")) for req in suite.load_requirements()
+        rules = {
+            str(req.get("id")): Rule(
+                text=str(req.get("text", "")),
+                section=str(req.get("section", "")),
+                level=str(req.get("level", "contract")),
+            )
+            for req in suite.load_requirements()
         }
     except SuiteError:
-        requirements = {}
+        rules = {}
     progress = _Progress(len(cases), args.verbose and args.format == "text")
+    started = time.monotonic()
     try:
         with open_backend(
             args.backend, impl, database_url=args.database_url, pass_env=tuple(args.pass_env)
@@ -220,25 +237,28 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         fixtures.close()
         progress.done()
+    elapsed = time.monotonic() - started
     if args.format == "json":
-        print(json.dumps(json_report(judged, stale, impl, args.backend), indent=2))
+        print(json.dumps(json_report(judged, stale, impl, args.backend, elapsed), indent=2))
     elif args.format == "junit":
         print(junit_report(judged, stale), end="")
+    elif args.summary:
+        print(summary(judged, stale, impl, level=args.level, backend=args.backend, elapsed=elapsed))
     else:
-        level = args.level
         print(
             console(
                 judged,
                 stale,
                 impl,
-                requirements,
-                level=level,
+                rules,
+                level=args.level,
                 verbose=args.verbose,
                 backend=args.backend,
+                elapsed=elapsed,
             )
         )
     if args.json is not None:
-        report = json_report(judged, stale, impl, args.backend)
+        report = json_report(judged, stale, impl, args.backend, elapsed)
         args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     if args.junit is not None:
         args.junit.write_text(junit_report(judged, stale), encoding="utf-8")

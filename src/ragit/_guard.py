@@ -17,6 +17,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from ragit import _json
+
 SUPPORTED_PLATFORMS = {
     ("linux", "x86_64"),
     ("linux", "amd64"),
@@ -84,7 +86,7 @@ def check_zvec() -> None:
     key = f"{sys.version}|{platform.platform()}|{version}"
     cache = _probe_cache_path()
     try:
-        cached = json.loads(cache.read_text(encoding="utf-8"))
+        cached = _json.loads(cache.read_text(encoding="utf-8"))
         if cached.get("key") == key and cached.get("ok") is True:
             return
     except (OSError, ValueError):

@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from ragit import _json
 from ragit._fs import atomic_write_bytes
 
 _POLL_S = 0.02  # how often a bounded wait for a flock retries
@@ -169,7 +170,7 @@ def parse_owner(text: str | None) -> dict[str, Any] | None:
     if text is None:
         return None
     try:
-        owner = json.loads(text)
+        owner = _json.loads(text)
     except ValueError:
         return None
     if not isinstance(owner, dict) or not isinstance(owner.get("token"), str):

@@ -50,7 +50,7 @@ class EmbeddingConfig(_Section):
 
 
 class IngestConfig(_Section):
-    doc_globs: list[str] = Field(default_factory=lambda: ["**/*.md", "**/*.mdx"])
+    doc_globs: list[str] = Field(default_factory=lambda: ["**/*.md", "**/*.mdx", "**/*.markdown"])
     include: list[str] = Field(default_factory=lambda: ["README.md", "docs/**"])
     exclude: list[str] = Field(default_factory=lambda: list(DEFAULT_EXCLUDE))
     max_file_bytes: int = Field(default=8 * 1024 * 1024, ge=1024, le=256 * 1024 * 1024)
@@ -69,6 +69,11 @@ class RetrievalConfig(_Section):
     top_k: int = Field(default=5, ge=1, le=200)
     # Hits one document may contribute to a durable query's answer (0: no limit).
     hits_per_document: int = Field(default=1, ge=0, le=200)
+    # A second stage that scores the best candidates again with a local model (off: none).
+    rerank: Literal["off", "local-minilm", "local-minilm-int8"] = "off"
+    # Seconds a read (query, context pack, memory recall, ragit-mcp) waits for a running
+    # ingest of the asked commit before SNAPSHOT_INGEST_RUNNING (0: never waits).
+    wait_for_ingest: float = Field(default=10.0, ge=0.0, le=600.0)
 
 
 class MemoryConfig(_Section):
@@ -151,13 +156,23 @@ _NOT_WRITTEN = {
 _SECTIONS_NOT_WRITTEN = {"docs_authority", "store"}
 
 
-def default_config_toml(default_branch: str | None = None) -> str:
-    """The commented config file `init` writes (``project.default_branch`` as detected)."""
+def default_config_toml(
+    default_branch: str | None = None,
+    *,
+    project_name: str | None = None,
+    include: list[str] | None = None,
+) -> str:
+    """The commented config file `init` writes (``project.default_branch`` as detected,
+    ``project.name`` the repository's folder, ``ingest.include`` the proposed surface)."""
     import tomlkit
 
     defaults = RagitConfig()
     if default_branch:
         defaults.project.default_branch = default_branch
+    if project_name:
+        defaults.project.name = project_name
+    if include is not None:
+        defaults.ingest.include = list(include)
     doc = tomlkit.document()
     doc.add(
         tomlkit.comment("RAGit configuration. Edit with `ragit config set <section.key> <value>`.")
@@ -190,6 +205,15 @@ def _read_toml(path: Path, shown: str | None = None) -> dict[str, Any]:
         return {}
     except OSError as exc:
         raise ConfigInvalid(shown or str(path), None, f"unreadable ({exc.strerror})") from exc
+    return parse_toml(raw, shown or str(path))
+
+
+def parse_toml(raw: bytes, shown: str) -> dict[str, Any]:
+    """The TOML document ``raw`` (``shown`` names it in errors).
+
+    Raises:
+        ConfigInvalid: not UTF-8 or not valid TOML.
+    """
     try:
         text = raw.decode("utf-8")
         if sys.version_info >= (3, 11):
@@ -203,7 +227,7 @@ def _read_toml(path: Path, shown: str | None = None) -> dict[str, Any]:
         return parsed
     except Exception as exc:
         reason = f"not valid TOML ({type(exc).__name__})"
-        raise ConfigInvalid(shown or str(path), None, reason) from exc
+        raise ConfigInvalid(shown, None, reason) from exc
 
 
 def _default_fix(key: str) -> str | None:
@@ -224,26 +248,52 @@ def _default_fix(key: str) -> str | None:
     return f"ragit config set {key} {shlex.quote(text)}"
 
 
-def load_config(ws: Workspace) -> RagitConfig:
-    """Load the repository config (defaults when the file is missing).
+def validate_config(data: dict[str, Any], shown: str) -> RagitConfig:
+    """The typed configuration of the TOML document ``data`` (``shown`` names it in errors).
 
     Raises:
-        ConfigInvalid: unreadable file, invalid TOML, or a known key with a wrong value.
+        ConfigInvalid: a known key with a wrong value.
     """
-    data = _read_toml(ws.config_path, ws.relative(ws.config_path))
     try:
         return RagitConfig.model_validate(data)
     except ValidationError as exc:
         first = exc.errors(include_url=False, include_input=False)[0]
         key = ".".join(str(p) for p in first["loc"][:2])
-        raise ConfigInvalid(
-            ws.relative(ws.config_path), key, str(first["msg"]), recovery=_default_fix(key)
-        ) from None
+        raise ConfigInvalid(shown, key, str(first["msg"]), recovery=_default_fix(key)) from None
+
+
+def load_config(ws: Workspace) -> RagitConfig:
+    """Load the repository config (defaults when the file is missing).
+
+    ``project.name`` defaults to the repository's folder name.
+
+    Raises:
+        ConfigInvalid: unreadable file, invalid TOML, or a known key with a wrong value.
+    """
+    data = _read_toml(ws.config_path, ws.relative(ws.config_path))
+    cfg = validate_config(data, ws.relative(ws.config_path))
+    project = data.get("project")
+    if not (isinstance(project, dict) and "name" in project) and ws.root.name:
+        cfg.project.name = ws.root.name
+    return cfg
 
 
 def unknown_keys(ws: Workspace) -> list[str]:
     """Keys present in the file that RAGit does not honour (reported by doctor)."""
-    data = _read_toml(ws.config_path, ws.relative(ws.config_path))
+    return unknown_keys_of(unknown_key_data(ws))
+
+
+def unknown_key_data(ws: Workspace) -> dict[str, Any]:
+    """The file's TOML document ({} when missing).
+
+    Raises:
+        ConfigInvalid: unreadable, or not TOML.
+    """
+    return _read_toml(ws.config_path, ws.relative(ws.config_path))
+
+
+def unknown_keys_of(data: dict[str, Any]) -> list[str]:
+    """The sections and ``section.key`` names of ``data`` that RAGit does not honour."""
     out: list[str] = []
     for section, table in data.items():
         model = SECTIONS.get(section)
@@ -252,6 +302,90 @@ def unknown_keys(ws: Workspace) -> list[str]:
             continue
         out.extend(f"{section}.{k}" for k in table if k not in model.model_fields)
     return sorted(out)
+
+
+def _cli_value(value: Any) -> str:
+    """``value`` as `config set` takes it on a command line (shell-quoted)."""
+    import shlex
+
+    if isinstance(value, bool):
+        text = "true" if value else "false"
+    elif isinstance(value, (list, dict)):
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    else:
+        text = str(value)
+    return shlex.quote(text)
+
+
+def unknown_key_fixes(data: dict[str, Any]) -> list[tuple[str, str | None, str]]:
+    """Each section or key of ``data`` RAGit does not honour, with the known name it most
+    likely misspells (or None) and the command that fixes it: `config unset` of the unknown
+    name, then `config set` of its value(s) under the known key when that key is not set
+    already."""
+    out: list[tuple[str, str | None, str]] = []
+    for name in unknown_keys_of(data):
+        guess = nearest_known(name)
+        steps = [f"ragit config unset {name}"]
+        if "." in name:
+            section, _, key = name.partition(".")
+            moves = {guess: data[section][key]} if guess is not None else {}
+        else:
+            table = data.get(name)
+            moves = {}
+            if guess is not None and isinstance(table, dict):
+                model = SECTIONS[guess]
+                for key, value in table.items():
+                    close = key if key in model.model_fields else None
+                    if close is None:
+                        found = nearest_known(f"{guess}.{key}")
+                        close = found.partition(".")[2] if found else None
+                    if close is not None:
+                        moves[f"{guess}.{close}"] = value
+        for target, value in moves.items():
+            section, _, key = target.partition(".")
+            present = data.get(section)
+            if isinstance(present, dict) and key in present:
+                continue  # the file sets the right key already: only remove the typo
+            steps.append(f"ragit config set {target} {_cli_value(value)}")
+        out.append((name, guess, " && ".join(steps)))
+    return out
+
+
+def unknown_key_warnings(data: dict[str, Any], shown: str) -> list[str]:
+    """One warning per unknown section or key of ``data``, with "did you mean" and the fix."""
+    out: list[str] = []
+    for name, guess, fix in unknown_key_fixes(data):
+        kind = "key" if "." in name else "section"
+        hint = f"; did you mean '{guess}'?" if guess else ""
+        out.append(f"unknown config {kind} '{name}' in {shown} is ignored{hint} (fix: {fix})")
+    return out
+
+
+def file_warnings(ws: Workspace) -> list[str]:
+    """The unknown-key warnings of the repository's config file (none when the file is
+    missing or cannot be read: the commands that load it report that)."""
+    try:
+        data = _read_toml(ws.config_path, ws.relative(ws.config_path))
+    except ConfigInvalid:
+        return []
+    return unknown_key_warnings(data, ws.relative(ws.config_path))
+
+
+def nearest_known(name: str) -> str | None:
+    """The section or ``section.key`` RAGit honours that ``name`` most likely misspells."""
+    import difflib
+
+    if "." in name:
+        section, _, key = name.partition(".")
+        model = SECTIONS.get(section)
+        if model is not None:
+            close = difflib.get_close_matches(key, list(model.model_fields), n=1, cutoff=0.6)
+            return f"{section}.{close[0]}" if close else None
+        choices = config_keys()
+    else:
+        choices = list(SECTIONS)
+    close = difflib.get_close_matches(name, choices, n=1, cutoff=0.6)
+    return close[0] if close else None
 
 
 def config_keys() -> list[str]:

@@ -73,6 +73,13 @@ class Workspace:
         return self.runtime_dir / "hook-ingest.run"
 
     @property
+    def hook_spawned_path(self) -> Path:
+        """Written by a managed hook (HEAD's SHA) just before it starts the runner, removed by
+        the runner once it holds :attr:`hook_run_path`: a read in between knows an ingest of
+        HEAD is on its way."""
+        return self.runtime_dir / "hook-ingest.spawned"
+
+    @property
     def memory_lock_path(self) -> Path:
         return self.runtime_dir / "memory.lock"
 

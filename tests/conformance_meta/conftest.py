@@ -50,6 +50,14 @@ FAKE_CLI = textwrap.dedent(
     elif cmd == "fail":
         sys.stderr.write("[ragit] operational error\\n")
         sys.exit(3)
+    elif cmd == "broken":
+        recovery = args[1] if len(args) > 1 and args[1] else None
+        message = args[2] if len(args) > 2 else "the state is broken"
+        print(json.dumps({"command": cmd, "ok": False, "version": "1.2.3", "cwd": os.getcwd(),
+                          "data": None, "warnings": [],
+                          "error": {"code": "STATE_BROKEN", "message": message,
+                                    "recovery": {"command": recovery}}}))
+        sys.exit(3)
     elif cmd == "crash":
         raise RuntimeError("boom")
     else:

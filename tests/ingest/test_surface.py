@@ -15,7 +15,7 @@ from ragit.snapshot.surface import (
     validate_repo_path,
 )
 
-DEFAULT_DOC_GLOBS = ["**/*.md", "**/*.mdx"]
+DEFAULT_DOC_GLOBS = ["**/*.md", "**/*.mdx", "**/*.markdown"]
 DEFAULT_INCLUDE = ["README.md", "docs/**"]
 DEFAULT_EXCLUDE = [
     "**/.git/**",

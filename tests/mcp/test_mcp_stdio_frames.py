@@ -109,6 +109,15 @@ def test_lone_surrogate_in_a_tool_argument_is_an_invalid_input_result(
         pytest.param("[1, 2]", None, -32600, id="batch-array"),
         pytest.param('{"jsonrpc":"2.0","id":"s","method":"ping","params":{"x":"\\udc00"}}', "s",
                      -32602, id="surrogate-outside-tools-call"),
+        # About 1 KB nested 500 deep parses, then broke the first recursive walk and the
+        # reader thread with it: every later request went unanswered.
+        pytest.param('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":'
+                     '"ragit_query","arguments":{"question":"x","x":' + "[" * 500 + "]" * 500
+                     + "}}}", 2, -32600, id="nested-500-deep"),
+        # Deeper than Python's parser recurses.
+        pytest.param('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":'
+                     '"ragit_query","arguments":{"question":' + "[" * 5000 + "]" * 5000
+                     + "}}}", 2, -32600, id="nested-5000-deep"),
     ],
 )  # fmt: skip
 def test_a_malformed_frame_gets_one_json_rpc_error(

@@ -88,7 +88,9 @@ def test_branch_names_tags_rev_expressions_and_short_refs_are_invalid(
     error = _select_error(ambiguous, ref)
 
     assert error.code == "SNAPSHOT_REF_INVALID"
-    assert error.details == {"requestedRef": ref}
+    assert error.details["requestedRef"] == ref
+    # docs/contract.md: a ref git resolves also names its commit (the recovery stays null)
+    assert set(error.details) <= {"requestedRef", "resolvedSha"}
 
 
 def test_an_unknown_sha_is_an_invalid_ref_with_exit_2(tmp_path: Path) -> None:

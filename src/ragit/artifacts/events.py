@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ragit import __version__
+from ragit import __version__, _json
 from ragit.artifacts.ids import event_id, format_instant, instant_seconds, now_utc, parse_instant
 from ragit.artifacts.lock import memory_lock
 from ragit.artifacts.storage import append_line
@@ -196,7 +196,7 @@ def read_events(ws: Workspace) -> tuple[list[dict[str, Any]], int]:
             if not line.strip():
                 continue
             try:
-                value = json.loads(line)
+                value = _json.loads(line)
             except json.JSONDecodeError:
                 skipped += 1
                 continue

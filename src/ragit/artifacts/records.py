@@ -11,6 +11,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ragit import _json
+
 
 def read_record(path: Path) -> Any | None:
     """A JSON record, or None when the file is missing or unreadable as JSON."""
@@ -19,6 +21,6 @@ def read_record(path: Path) -> Any | None:
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         return None
     try:
-        return json.loads(raw.decode("utf-8"))
+        return _json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError):
         return None

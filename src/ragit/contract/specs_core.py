@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from ragit.contract.command_spec import SCOPES, Argument, CommandSpec, Option
+from ragit.contract.command_spec import SCOPES, Argument, CommandSpec, Option, wait_options
 
 
 def _scope_option(choices: tuple[str, ...] = SCOPES) -> Option:
@@ -253,6 +253,7 @@ CORE_COMMANDS: tuple[CommandSpec, ...] = (
                 domain=True,
                 input_key="explain",
             ),
+            *wait_options(),
         ),
         examples=(
             'ragit query "how are retries configured?" --view minimal --format json',
@@ -302,6 +303,7 @@ CORE_COMMANDS: tuple[CommandSpec, ...] = (
                 domain=True,
                 input_key="at",
             ),
+            *wait_options(),
         ),
         examples=(
             'ragit context pack "implement the retry policy" --budget 1500 --view minimal',

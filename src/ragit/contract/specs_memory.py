@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from ragit.contract.command_spec import Argument, CommandSpec, Option
+from ragit.contract.command_spec import Argument, CommandSpec, Option, wait_options
 
 MEMORY_COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec(
@@ -54,6 +54,7 @@ MEMORY_COMMANDS: tuple[CommandSpec, ...] = (
                 joins_words=True,
             ),
         ),
+        options=wait_options(),
         examples=(
             "ragit memory recall resume the auth flow",
             'ragit memory recall "resume auth flow" --view minimal --format json',

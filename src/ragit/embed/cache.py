@@ -42,6 +42,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
+from ragit import _json
 from ragit._fs import atomic_write_bytes
 from ragit._lock import flocked
 from ragit.embed.profile import EmbeddingProfile
@@ -158,7 +159,7 @@ class EmbeddingCache:
             self.namespace_state = "unreadable"
             return
         try:
-            data = json.loads(raw)
+            data = _json.loads(raw)
         except ValueError:
             self.namespace_state = "unreadable"
             return
@@ -204,7 +205,7 @@ class EmbeddingCache:
         try:
             with open(self.entries_dir / f"{key}.json", "rb") as handle:
                 raw = handle.read()
-            entry = json.loads(raw)
+            entry = _json.loads(raw)
         except (OSError, ValueError):
             return None
         return self._valid_vector(entry, key)

@@ -35,6 +35,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from ragit import _json
+
 MIN_TEXTS = 2048  # below this, starting a process costs more than it saves
 PARALLEL_PROVIDERS = frozenset({"local-placeholder"})
 _FRAME = struct.Struct("<ii")  # batch index (-1: failure), payload bytes
@@ -174,7 +176,7 @@ def _read_frame(pipe: IO[bytes]) -> Any:
         return None
     (size,) = struct.unpack("<q", head)
     data = pipe.read(size)
-    return json.loads(data) if len(data) == size else None
+    return _json.loads(data) if len(data) == size else None
 
 
 def _serve(root: Path) -> int:
@@ -193,7 +195,7 @@ def _serve(root: Path) -> int:
     profile, _batch, count = header
     cfg = load_config(Workspace(root))
     embedder = build_embedder(root, cfg.embedding, cfg.security, mode="cli")
-    if json.loads(json.dumps(embedder.profile.as_dict())) != profile:
+    if _json.loads(json.dumps(embedder.profile.as_dict())) != profile:
         stdout.write(_FRAME.pack(-1, 0))
         return 1
     for index in range(count):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ragit import _json
 from ragit.artifacts.catalog import ArtifactRecord
 from ragit.contract.errors import InputInvalid
 
@@ -118,13 +119,13 @@ def json_subset(expected: Any, actual: Any) -> bool:
 def parse_stdout_json(text: str) -> Any:
     """stdout as JSON, else its last non-empty line as JSON, else a sentinel ``...``."""
     try:
-        return json.loads(text)
+        return _json.loads(text)
     except (json.JSONDecodeError, RecursionError):
         pass
     lines = [line for line in text.splitlines() if line.strip()]
     if lines:
         try:
-            return json.loads(lines[-1])
+            return _json.loads(lines[-1])
         except (json.JSONDecodeError, RecursionError):
             pass
     return ...

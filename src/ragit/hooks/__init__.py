@@ -47,6 +47,8 @@ top=$(git rev-parse --show-toplevel 2>/dev/null) || exit $status
 if [ -f "$top/.ragit/config.toml" ]; then
     mkdir -p "$top/.ragit/runtime"
     if [ -x "$RAGIT_PYTHON" ]; then
+        # Said before the job starts: a read right after the commit waits for it.
+        git rev-parse HEAD >"$top/.ragit/runtime/hook-ingest.spawned" 2>/dev/null || :
         (
             unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE GIT_PREFIX GIT_REFLOG_ACTION
             cd "$top" && exec "$RAGIT_PYTHON" -m ragit.hooks.run {name}
@@ -64,7 +66,7 @@ exit $status
 """
 
 # Hashes of earlier templates, so an upgrade recognizes its own older scripts.
-PRIOR_DIGESTS: frozenset[str] = frozenset()
+PRIOR_DIGESTS: frozenset[str] = frozenset({"c36aaf1734502be4"})
 
 
 def template_digest() -> str:

@@ -35,6 +35,7 @@ STATE_RETRIES = 5
 RUN_NAME = "hook-ingest.run"
 PENDING_NAME = "hook-ingest.pending"
 GUARD_NAME = "hook-ingest.guard"
+SPAWNED_NAME = "hook-ingest.spawned"  # Workspace.hook_spawned_path
 
 
 def _log(hook: str, **fields: object) -> None:
@@ -71,6 +72,7 @@ def _claim_or_request(runtime: Path, hook: str) -> contextlib.ExitStack | None:
             return None
         # A request left by a runner that was killed is ours now: this run ingests HEAD.
         (runtime / PENDING_NAME).unlink(missing_ok=True)
+        (runtime / SPAWNED_NAME).unlink(missing_ok=True)  # the run lock says it from now on
     return stack
 
 
@@ -89,6 +91,7 @@ def _next_run(
             lines = None
         if lines is not None:
             pending.unlink(missing_ok=True)
+            (runtime / SPAWNED_NAME).unlink(missing_ok=True)
             return list(dict.fromkeys(lines)) or [hook]
         if moved:
             return [hook]

@@ -273,6 +273,8 @@ def _report(ws: Workspace, req: IngestRequest, plan: IngestPlan, noop: bool) -> 
         "admission": plan.admission.dump(),
         "boundArtifactIds": [str(e["artifactId"]) for e in plan.artifact_entries],
         "timings": {"totalMs": 0, "embedMs": 0, "storeMs": 0},
+        "outsideSurface": plan.outside,
+        "configSource": plan.config_source,
         "warnings": list(plan.warnings),
     }
 

@@ -40,10 +40,20 @@ from ragit.contract.errors import (
     SnapshotNotIndexed,
     SnapshotStoreUnavailable,
 )
+from ragit.contract.inputs import escape_non_utf8, is_unicode_text
 from ragit.ingest import ids
 from ragit.ingest.request import IngestRequest
 from ragit.ingest.rows import chunk_rows, decode_text, unit_rows
 from ragit.snapshot._git import GitRepo, TreeFile
+from ragit.snapshot.config_at import (
+    CONFIG_PATH,
+    committed_settings,
+    config_for_commit,
+    drift_message,
+    settings_of,
+    worktree_differences,
+)
+from ragit.snapshot.coverage import coverage_warning, measure
 from ragit.snapshot.manifest import (
     Manifest,
     ManifestDoc,
@@ -53,6 +63,8 @@ from ragit.snapshot.manifest import (
 )
 from ragit.snapshot.selection import ManifestSource
 from ragit.workspace import Workspace
+
+NON_UTF8_NAME = "file name is not valid UTF-8 (rename the file to index it)"
 
 Progress = Callable[[str], None]
 
@@ -83,6 +95,10 @@ class IngestPlan:
     artifact_entries: list[dict[str, Any]] = field(default_factory=list)
     artifact_scopes: dict[str, list[str]] = field(default_factory=dict)
     artifact_rows: list[Any] = field(default_factory=list)
+    # The markdown of the commit the snapshot leaves out (snapshot.coverage), and where the
+    # snapshot-deciding configuration came from (snapshot.config_at).
+    outside: dict[str, Any] = field(default_factory=dict)
+    config_source: dict[str, Any] = field(default_factory=dict)
 
 
 def _resolve_target(git: GitRepo, at: str | None) -> tuple[str, bool]:
@@ -174,7 +190,9 @@ def _candidate_files(
 
     skipped: list[dict[str, str]] = []
     if req.mode == "partial":
-        glob_matcher = SurfaceMatcher(req.files, ["**"], []) if req.files else None
+        # The globs given are paths (exact case); what they select need not be markdown
+        # (a non-markdown file is reported as skipped).
+        glob_matcher = SurfaceMatcher(["**"], req.files, []) if req.files else None
         wanted = set(req.paths)
 
         def selected(path: str) -> bool:
@@ -189,6 +207,9 @@ def _candidate_files(
     out: list[TreeFile] = []
     for item in tree:
         if not selected(item.path):
+            continue
+        if not is_unicode_text(item.path):
+            skipped.append({"path": escape_non_utf8(item.path), "reason": NON_UTF8_NAME})
             continue
         if item.is_symlink:
             skipped.append(
@@ -277,6 +298,17 @@ def plan_ingest(
     target, target_is_head = _resolve_target(git, req.at)
     blockers: list[dict[str, Any]] = []
     warnings: list[str] = []
+    # The keys that decide a snapshot come from the target commit (contract §6).
+    differs = worktree_differences(ws, cfg)
+    if differs:
+        warnings.append(drift_message(differs))
+    worktree_cfg = cfg
+    cfg = config_for_commit(git, target, cfg)
+    config_source: dict[str, Any] = {
+        "commitSha": target,
+        "committed": git.blob_at(target, CONFIG_PATH) is not None,
+        "worktreeDiffers": differs,
+    }
 
     def block(error: RagitError) -> None:
         if not req.dry_run:
@@ -326,7 +358,10 @@ def plan_ingest(
         if manifest is not None and manifest not in reuse_from:
             reuse_from.append(manifest)
     reuse: dict[tuple[str, str], ManifestDoc] = {}
-    for manifest in reversed(reuse_from if reuse_documents else []):
+    # A document is carried over only from a snapshot made under the same snapshot-deciding
+    # settings: a smaller size limit or a stricter admission must judge it again.
+    same_rules = [m for m in reuse_from if _same_rules(git, m.commit_sha, cfg)]
+    for manifest in reversed(same_rules if reuse_documents else []):
         for doc in manifest.docs:
             if doc.version_id == ids.version_id(doc.document_id, doc.blob_sha):
                 reuse[(doc.path, doc.blob_sha)] = doc
@@ -335,7 +370,9 @@ def plan_ingest(
     candidates, skipped, selected = _candidate_files(cfg, tree, req)
     dirty: list[str] = []
     if target_is_head:
-        states = {p: state for p, state in git.dirty_paths().items() if selected(p)}
+        states = {
+            p: state for p, state in git.dirty_paths().items() if selected(p) and is_unicode_text(p)
+        }
         dirty = sorted(states)
         if dirty and req.committed_only:
             shown = ", ".join(dirty[:10]) + (", …" if len(dirty) > 10 else "")
@@ -390,6 +427,20 @@ def plan_ingest(
     entries, scopes, artifact_rows = (
         _artifact_bindings(ws, target) if req.scope == "all" else ([], {}, [])
     )
+    coverage = measure(
+        target,
+        (item.path for item in tree),
+        (plan.entry.path for plan in docs),
+        (item["path"] for item in skipped),
+        cfg.ingest.exclude,
+    )
+    partial = coverage_warning(coverage, cfg.ingest.include, cfg.ingest.doc_globs)
+    if partial is not None:
+        warnings.append(partial)
+    if differs and req.dry_run:
+        # What the working-tree config would index once committed (a preview; the plan
+        # itself is the committed config's).
+        config_source["worktreeDocuments"] = _surface_count(worktree_cfg, tree)
     return IngestPlan(
         artifact_entries=entries,
         artifact_scopes=scopes,
@@ -408,7 +459,30 @@ def plan_ingest(
         existing_target=existing_target,
         warnings=warnings,
         reuse_sources=reuse_from,
+        outside=coverage.report(),
+        config_source=config_source,
     )
+
+
+def _same_rules(git: GitRepo, sha: str, cfg: RagitConfig) -> bool:
+    """Whether the snapshot of ``sha`` was made under ``cfg``'s snapshot-deciding settings
+    (its commit's config; one that is no longer valid is not the same)."""
+    try:
+        return committed_settings(git, sha) == settings_of(cfg)
+    except RagitError:
+        return False
+
+
+def _surface_count(cfg: RagitConfig, tree: list[TreeFile]) -> int:
+    """How many markdown files of ``tree`` the surface of ``cfg`` selects (0 when one of its
+    globs is invalid: the commit step would then be refused by `config set` first)."""
+    from ragit.snapshot.surface import SurfaceMatcher, is_markdown
+
+    try:
+        surface = SurfaceMatcher(cfg.ingest.doc_globs, cfg.ingest.include, cfg.ingest.exclude)
+    except InputInvalid:
+        return 0
+    return sum(1 for item in tree if surface.matches(item.path) and is_markdown(item.path))
 
 
 def _artifact_bindings(

@@ -40,6 +40,7 @@ from ragit.mcp.tools import (
     STATUS,
     tool_definitions,
 )
+from ragit.security.output import mask_error, mask_in_place
 from ragit.text.tokens import token_estimate
 from ragit.workspace import Workspace
 
@@ -101,6 +102,9 @@ class ToolService:
             self._drop_engine()
             return self.failure(tool, McpInternalError())
         warnings = [str(w) for w in data.get("warnings", [])] if name != STATUS else []
+        # Contract §7: everything a tool returns is masked again (paths, warnings too).
+        mask_in_place(data)
+        mask_in_place(warnings)
         env: dict[str, Any] = {
             "ok": True,
             "tool": name,
@@ -116,7 +120,8 @@ class ToolService:
         return self.failure(tool, McpInvalidInput(field, reason))
 
     def failure(self, tool: str | None, error: RagitError) -> ToolResult:
-        """The failure envelope of ``error``."""
+        """The failure envelope of ``error`` (masked: contract §3)."""
+        mask_error(error)
         env: dict[str, Any] = {
             "ok": False,
             "tool": tool,

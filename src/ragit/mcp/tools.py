@@ -273,6 +273,15 @@ STATUS_DATA: dict[str, Any] = {
     "required": ["root", "initialized", "head", "snapshot", "searchReady"],
 }
 
+# What ranked the answer: the snapshot's embedding profile and the re-ranking model (or null).
+_RETRIEVAL: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "embedding": {"type": ["object", "null"]},
+        "rerank": {"type": ["object", "null"]},
+    },
+}
+
 QUERY_DATA: dict[str, Any] = {
     "type": "object",
     "description": "The data of `ragit query --format json` for the same request.",
@@ -283,6 +292,7 @@ QUERY_DATA: dict[str, Any] = {
         "scope": {"type": "string"},
         "explain": {"type": "boolean"},
         "hits": {"type": "array", "items": _HIT},
+        "retrieval": _RETRIEVAL,
         "warnings": _STRINGS,
         "redactionSummary": _REDACTION,
     },

@@ -51,6 +51,8 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mcp.shared.message import ServerMessageMetadata, SessionMessage
 from pydantic import ValidationError
 
+from ragit import _json
+
 _ID = re.compile(r'"id"\s*:\s*(-?\d+|"(?:[^"\\\n]|\\.)*")')
 _SURROGATE = re.compile("[\ud800-\udfff]")
 WRITE_GRACE_SECONDS = 2.0
@@ -101,7 +103,7 @@ def _guess_id(text: str) -> types.RequestId | None:
     if len(found) != 1:
         return None
     try:
-        return _usable_id(json.loads(found[0]))
+        return _usable_id(_json.loads(found[0]))
     except ValueError:
         return None
 
@@ -150,7 +152,9 @@ def read_frame(line: bytes) -> Frame | None:
     if not text:
         return None
     try:
-        raw = json.loads(text)
+        raw = _json.loads(text, max_depth=_json.REQUEST_MAX_DEPTH)
+    except _json.JsonTooDeep as exc:
+        return _error(_guess_id(text), types.INVALID_REQUEST, f"Invalid Request: {exc}")
     except ValueError:
         return _error(_guess_id(text), types.PARSE_ERROR, "Parse error: the line is not JSON")
     if not isinstance(raw, dict):

@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 from typing import IO, Any
 
+from ragit import _json
 from ragit.contract.errors import InputInvalid
 
 
@@ -73,8 +74,12 @@ def load_input(source: str, root: Path, stdin: IO[bytes], *, allow_array: bool =
     except UnicodeDecodeError as exc:
         raise InputInvalid("input", "payload is not valid UTF-8") from exc
     try:
-        value = json.loads(text, parse_constant=_reject_constant)
-    except (json.JSONDecodeError, ValueError, RecursionError) as exc:
+        value = _json.loads(
+            text, max_depth=_json.REQUEST_MAX_DEPTH, parse_constant=_reject_constant
+        )
+    except _json.JsonTooDeep as exc:
+        raise InputInvalid("input", str(exc)) from exc
+    except (json.JSONDecodeError, ValueError) as exc:
         raise InputInvalid("input", f"payload is not valid JSON ({type(exc).__name__})") from exc
     if not isinstance(value, dict) and not (allow_array and isinstance(value, list)):
         expected = "a JSON object or array" if allow_array else "a JSON object"

@@ -32,7 +32,7 @@ import json
 import re
 from typing import Any
 
-from ragit import __version__
+from ragit import __version__, _json
 from ragit.artifacts.catalog import (
     ArtifactRecord,
     EvidenceRef,
@@ -130,7 +130,7 @@ def _existing_keys(path: Any) -> set[tuple[str, str, str]]:
         return keys
     for line in text.splitlines():
         try:
-            value = json.loads(line)
+            value = _json.loads(line)
         except json.JSONDecodeError:
             continue
         if isinstance(value, dict):

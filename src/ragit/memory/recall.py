@@ -66,8 +66,13 @@ def degraded_warning(code: str) -> str:
     )
 
 
-def recall(ws: Workspace, cfg: RagitConfig, goal: str, *, view: str) -> dict[str, Any]:
+def recall(
+    ws: Workspace, cfg: RagitConfig, goal: str, *, view: str, wait_s: float | None = None
+) -> dict[str, Any]:
     """The data of `memory recall`; never fails because a snapshot is missing.
+
+    ``wait_s``: how long to wait for a running ingest of HEAD before degrading (None:
+    ``retrieval.wait_for_ingest``).
 
     Raises:
         NotAGitRepository: not inside a git worktree.
@@ -92,7 +97,7 @@ def recall(ws: Workspace, cfg: RagitConfig, goal: str, *, view: str) -> dict[str
     snapshot_sha: str | None
     try:
         selection, hits, selection_warnings = retrieve_hits(
-            ws, engine, query_text, None, "durable", top_k
+            ws, engine, query_text, None, "durable", top_k, wait_s=wait_s
         )
         warnings.extend(selection_warnings)
         snapshot_sha = selection.resolved_sha

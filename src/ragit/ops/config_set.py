@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ragit import _json
 from ragit._fs import atomic_write_text
 from ragit.config import SECTIONS, load_config
 from ragit.contract.errors import ConfigInvalid, InputInvalid
@@ -57,7 +58,7 @@ def _coerce(section: str, key: str, raw: str) -> Any:
     if origin is list:
         if text.startswith("["):
             try:
-                items = json.loads(text)
+                items = _json.loads(text)
             except json.JSONDecodeError:
                 raise InputInvalid("value", "must be a JSON array of strings") from None
             if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
@@ -95,6 +96,28 @@ def refuse_connection(dotted: str, raw: str) -> None:
         raise InputInvalid("key", CONNECTION_REASON)
     if known and parts[0] == "store" and _CONNECTION_VALUE.search(raw):
         raise InputInvalid("value", CONNECTION_REASON)
+
+
+def _has_control(text: str) -> bool:
+    return any(ord(c) < 0x20 or ord(c) == 0x7F for c in text)
+
+
+def _check_strings(dotted: str, value: Any) -> None:
+    """Refuse a value that the commands reading it would reject (contract §4): a control
+    character in any string, and an ingest glob that is not repository-relative.
+
+    Raises:
+        InputInvalid: ``field`` ``value`` (the value is not echoed).
+    """
+    items = value if isinstance(value, list) else [value]
+    for item in items:
+        if isinstance(item, str) and _has_control(item):
+            raise InputInvalid("value", "contains a control character")
+    if dotted in ("ingest.doc_globs", "ingest.include", "ingest.exclude"):
+        from ragit.snapshot.surface import validate_repo_glob
+
+        for item in items:
+            validate_repo_glob(str(item), "value")
 
 
 def _raw_value(ws: Workspace, section: str, key: str) -> Any:
@@ -150,6 +173,7 @@ def set_value(ws: Workspace, dotted: str, raw: str, *, dry_run: bool) -> ConfigS
     except ValidationError as exc:
         first = exc.errors(include_url=False, include_input=False)[0]
         raise InputInvalid("value", str(first["msg"])) from None
+    _check_strings(dotted, value)
     if section == "embedding" and key == "base_url" and value:
         # The rules every provider applies (UR §9.1), before the value reaches a file that
         # may be committed: a password in the URL is refused, never stored.
@@ -184,6 +208,69 @@ def set_value(ws: Workspace, dotted: str, raw: str, *, dry_run: bool) -> ConfigS
         value=value,
         previous=previous,
         changed=changed,
+        dry_run=dry_run,
+        path=ws.relative(ws.config_path),
+    )
+
+
+class ConfigUnsetData(WireModel):
+    """Result of `config unset`."""
+
+    key: str
+    previous: Any
+    removed: bool
+    dry_run: bool
+    path: str
+
+
+def unset_value(ws: Workspace, dotted: str, *, dry_run: bool) -> ConfigUnsetData:
+    """Remove one key (``section.key``) or a whole section from the file, keeping every other
+    byte; a key RAGit honours then takes its default. Removing what the file does not hold
+    is a no-op (``removed: false``), so a printed fix can be run twice.
+
+    Raises:
+        InputInvalid: ``key`` is empty, has more than two parts or a control character.
+        NotInitialized: the repository has no config yet.
+        ConfigInvalid: the existing file cannot be parsed.
+    """
+    import tomlkit
+
+    from ragit.contract.errors import NotInitialized
+
+    parts = dotted.split(".")
+    if not dotted.strip() or len(parts) > 2 or not all(parts) or _has_control(dotted):
+        raise InputInvalid("key", "use section or section.key (see `ragit config list`)")
+    if not ws.is_initialized():
+        raise NotInitialized(str(ws.root))
+    text = ws.config_path.read_text(encoding="utf-8")
+    try:
+        doc = tomlkit.parse(text)
+    except Exception as exc:
+        raise ConfigInvalid(
+            ws.relative(ws.config_path), None, f"not valid TOML ({type(exc).__name__})"
+        ) from exc
+    previous: Any = None
+    removed = False
+    if len(parts) == 1:
+        if parts[0] in doc:
+            previous = doc[parts[0]].unwrap() if hasattr(doc[parts[0]], "unwrap") else None
+            del doc[parts[0]]
+            removed = True
+    else:
+        table = doc.get(parts[0])
+        if table is not None and hasattr(table, "__contains__") and parts[1] in table:
+            item = table[parts[1]]
+            previous = item.unwrap() if hasattr(item, "unwrap") else item
+            del table[parts[1]]
+            removed = True
+    if isinstance(previous, str) and parts[-1] == "base_url":
+        previous = _without_userinfo(previous)
+    if removed and not dry_run:
+        atomic_write_text(ws.config_path, tomlkit.dumps(doc))
+    return ConfigUnsetData(
+        key=dotted,
+        previous=previous,
+        removed=removed,
         dry_run=dry_run,
         path=ws.relative(ws.config_path),
     )

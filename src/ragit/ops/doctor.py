@@ -9,12 +9,12 @@ exits 1 with ``DOCTOR_CHECKS_FAILED`` when any check fails.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ragit import _json
 from ragit.contract.errors import FIRST_COMMIT_RECOVERY, DoctorChecksFailed, RagitError
 from ragit.workspace import GITIGNORE_ENTRIES, Workspace
 
@@ -112,16 +112,27 @@ class _Doctor:
         )
 
     def config(self) -> None:
-        from ragit.config import load_config, unknown_keys
+        from ragit.config import load_config, unknown_key_data, unknown_key_fixes
 
         try:
             self.cfg = load_config(self.ws)
         except RagitError as exc:
             self.add("ragit.config", False, exc.message, exc.recovery)
             return
-        unknown = unknown_keys(self.ws)
-        detail = "valid" + (f"; keys RAGit ignores: {', '.join(unknown)}" if unknown else "")
-        self.add("ragit.config", True, detail)
+        fixes = unknown_key_fixes(unknown_key_data(self.ws))
+        if fixes:
+            named = "; ".join(
+                f"'{name}'" + (f" (did you mean '{guess}'?)" if guess else "")
+                for name, guess, _fix in fixes
+            )
+            self.add(
+                "ragit.config",
+                False,
+                f"unknown section(s) or key(s) RAGit ignores: {named}",
+                " && ".join(fix for _name, _guess, fix in fixes),
+            )
+        else:
+            self.add("ragit.config", True, "valid")
         sec = self.cfg.security
         self.add(
             "security.masking-config",
@@ -352,7 +363,7 @@ class _Doctor:
         if not path.is_file():
             return
         try:
-            record = json.loads(path.read_text(encoding="utf-8"))
+            record = _json.loads(path.read_text(encoding="utf-8"))
             missing = record.get("missingChunks", "some")
             reason = record.get("reason", "chunks are missing")
         except (OSError, ValueError, AttributeError):

@@ -10,12 +10,12 @@ is written.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from itertools import chain
 from typing import TYPE_CHECKING, Any
 
+from ragit import _json
 from ragit.contract.errors import InputInvalid, RagitError, SnapshotRefInvalid
 from ragit.ops.status import shared_manifest
 from ragit.security.masking import RedactionSummary, mask_text
@@ -197,7 +197,7 @@ def _decode_doc(key: bytes, sha: str) -> dict[str, Any]:
     if match is None:
         raise ValueError(sha)
     path_raw, doc_id, version, doc_type, blob, ids = match.groups()
-    path = json.loads(path_raw) if b"\\" in path_raw else path_raw[1:-1].decode()
+    path = _json.loads(path_raw) if b"\\" in path_raw else path_raw[1:-1].decode()
     return {
         "path": path,
         "documentId": doc_id.decode(),

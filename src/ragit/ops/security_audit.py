@@ -25,11 +25,11 @@ Findings name a file and a field, never a value: no excerpt is reported at all.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ragit import _json
 from ragit.config import RagitConfig
 from ragit.contract.errors import RagitError
 from ragit.ops.security_scan import (
@@ -377,7 +377,7 @@ def _ledger_lines(directory: Path) -> Iterator[dict[str, Any]]:
             if not line.strip():
                 continue
             try:
-                value = json.loads(line)
+                value = _json.loads(line)
             except ValueError:
                 value = {}
             yield value if isinstance(value, dict) else {}

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ragit import _json
 from ragit.workspace import Workspace
 
 STATE_NAME = "state.json"
@@ -106,7 +107,7 @@ def _sanitize_jsonl(text: str) -> FileScan:
             out.append(line)
             continue
         try:
-            value = json.loads(body)
+            value = _json.loads(body)
         except ValueError:
             unparseable = True
             result = mask_text(body)
@@ -133,7 +134,7 @@ def _sanitize_json(text: str) -> FileScan:
     from ragit.security.masking import mask_json, mask_text
 
     try:
-        value = json.loads(text)
+        value = _json.loads(text)
     except ValueError:
         result = mask_text(text)
         hits = {"$": set(result.labels)} if result.masked_count else {}
@@ -179,7 +180,7 @@ def pending_stale(ws: Workspace, indexed: Collection[str] | None = None) -> dict
     (on the shared store: when ``indexed``, the commits the server holds, names it).
     """
     try:
-        raw = json.loads(_state_path(ws).read_text(encoding="utf-8"))
+        raw = _json.loads(_state_path(ws).read_text(encoding="utf-8"))
         entries = raw["staleSnapshots"]
         pending = {str(e["commitSha"]): str(e["reason"]) for e in entries}
     except (OSError, ValueError, KeyError, TypeError):

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from ragit import _json
 from ragit.contract.errors import (
     FIRST_COMMIT_RECOVERY,
     CorruptError,
@@ -245,6 +246,7 @@ def _snapshot_block(
         return block
     block["documents"] = len(manifest.docs)
     block["chunks"] = len(manifest.durable_chunk_ids())
+    block["coverage"] = _coverage_block(git, head.sha, manifest)
     store_problem = None if shared is not None else _store_problem(ws)
     if store_problem:
         block["status"] = "store-unavailable"
@@ -253,6 +255,23 @@ def _snapshot_block(
     else:
         block["status"] = "indexed"
     return block
+
+
+def _coverage_block(git: GitRepo, sha: str, manifest: Any) -> dict[str, Any] | None:
+    """The commit's markdown against the snapshot (contract §6): ``{markdown, indexed,
+    outsideSurface, warning}``; None when the committed config is not valid."""
+    from ragit.snapshot.coverage import snapshot_coverage
+
+    try:
+        coverage, warning = snapshot_coverage(git, sha, manifest)
+    except RagitError:
+        return None
+    return {
+        "markdown": coverage.markdown,
+        "indexed": coverage.indexed,
+        "outsideSurface": coverage.report(),
+        "warning": warning,
+    }
 
 
 def _load(ws: Workspace, sha: str, shared: SharedStore | None) -> Any:
@@ -269,12 +288,17 @@ def _load(ws: Workspace, sha: str, shared: SharedStore | None) -> Any:
 def _dirty_candidates(ws: Workspace, dirty: dict[str, str]) -> list[str]:
     """Dirty paths on the implicit ingest surface (the ones that would block `ingest`)."""
     from ragit.config import load_config
+    from ragit.snapshot.config_at import config_for_commit
     from ragit.snapshot.surface import SurfaceMatcher
 
     if not dirty:
         return []
     try:
+        git = GitRepo(ws.root)
+        head = git.head().sha
         cfg = load_config(ws)
+        if head is not None:  # the surface the next ingest reads: HEAD's committed config
+            cfg = config_for_commit(git, head, cfg)
     except RagitError:
         return []
     surface = SurfaceMatcher(cfg.ingest.doc_globs, cfg.ingest.include, cfg.ingest.exclude)
@@ -312,6 +336,7 @@ def repository_status(ws: Workspace, shared: SharedStore | None = None) -> dict[
     try:
         cfg = load_config(ws)
         config_block["unknownKeys"] = unknown_keys(ws)
+        config_block["worktreeDiffers"] = _worktree_differs(ws, cfg)
     except RagitError as exc:
         cfg = None
         config_block.update(valid=False, errorCode=exc.code, reason=exc.message)
@@ -324,6 +349,16 @@ def repository_status(ws: Workspace, shared: SharedStore | None = None) -> dict[
     finally:
         if owned is not None:
             owned.close()
+
+
+def _worktree_differs(ws: Workspace, cfg: Any) -> list[str]:
+    """Snapshot-deciding keys the working-tree config changes against HEAD's committed one."""
+    from ragit.snapshot.config_at import worktree_differences
+
+    try:
+        return worktree_differences(ws, cfg)
+    except RagitError:
+        return []
 
 
 def _repository_status(
@@ -373,7 +408,6 @@ def last_hook_run(ws: Workspace) -> dict[str, Any] | None:
     """The last outcome a hook-triggered ingest appended to ``.ragit/runtime/hooks.log``:
     ``{recordedAt, hook, outcome (ok|failed|coalesced|skipped), code, commitSha, recovery,
     warnings}``, or ``None`` when no hook has run. Reads only the end of the log."""
-    import json
 
     path = ws.runtime_dir / HOOKS_LOG
     try:
@@ -385,7 +419,7 @@ def last_hook_run(ws: Workspace) -> dict[str, Any] | None:
         return None
     for line in reversed(tail.splitlines()):
         try:
-            record = json.loads(line)
+            record = _json.loads(line)
         except ValueError:
             continue  # a line the hook's interpreter printed (a traceback, a warning)
         if not isinstance(record, dict) or "hook" not in record or "ok" not in record:

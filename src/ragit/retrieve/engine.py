@@ -44,6 +44,8 @@ from itertools import chain
 from operator import mul
 from typing import Any
 
+from ragit.retrieve.candidates import Rescorer
+from ragit.retrieve.candidates import Scored as _Scored
 from ragit.retrieve.citations import document_citation
 from ragit.retrieve.keyword import KeywordScores, best, bm25, score_of, snapshot_terms
 from ragit.snapshot.manifest import Manifest
@@ -260,12 +262,15 @@ def retrieve_durable(
     multilingual: bool = True,
     per_document: int = HITS_PER_DOCUMENT,
     document_vector_weight: float = 0.0,
+    rerank: Rescorer | None = None,
 ) -> list[Hit]:
     """Rank the durable chunks of ``manifest`` for ``question``; return the top ``top_k`` hits.
 
     A chunk shared by several documents yields one hit per document (identity
     is ``(documentId, chunkId)``). ``document_vector_weight``: the share of a chunk's vector
-    score that is its document's (the embedding provider's measured default).
+    score that is its document's (the embedding provider's measured default). ``rerank``: a
+    second stage that scores the best candidates again (``retrieval.rerank``,
+    :mod:`ragit.retrieve.rerank`).
 
     Raises:
         SnapshotStoreUnavailable: a chunk the manifest names is missing from the store
@@ -376,6 +381,8 @@ def retrieve_durable(
         for doc in owners[cid]:
             scored.append(_Scored(cid, doc, keyword, vector, retrieval, final, mode, a))
     scored.sort(key=_Scored.provisional_key)
+    if rerank is not None:
+        scored = rerank.rescore(scored, question, reader, w_cjk, top_k)
     needed = scored[: _needed_prefix(scored, per_document, top_k)]
     needed_ids = {s.chunk_id for s in needed}
     wanted = sorted(needed_ids - stored.keys())
@@ -407,6 +414,9 @@ def retrieve_durable(
             if document_vector_weight > 0:
                 raw["vector"]["withDocument"] = vec_hits.get(cid, 0.0)
                 raw["vector"]["documentWeight"] = document_vector_weight
+        semantic = rerank.explain(cid) if rerank is not None else None
+        if semantic is not None:
+            raw["semantic"] = semantic
         doc = s.doc
         hits.append(
             Hit(
@@ -433,28 +443,6 @@ def retrieve_durable(
         )
     hits.sort(key=Hit.sort_key)
     return _per_document(hits, per_document)[:top_k]
-
-
-@dataclass(slots=True)
-class _Scored:
-    """A (chunk, document) candidate's scores, before its stored text is fetched."""
-
-    chunk_id: str
-    doc: Any
-    keyword: float
-    vector: float
-    retrieval: float
-    final: float
-    mode: str
-    alpha: float
-
-    def group(self) -> tuple[float, str]:
-        """The part of :meth:`Hit.sort_key` known before the fetch (the section title that
-        follows it is stored with the chunk)."""
-        return (-round(self.final, 6), self.doc.path)
-
-    def provisional_key(self) -> tuple[float, str, str]:
-        return (-round(self.final, 6), self.doc.path, self.chunk_id)
 
 
 def _needed_prefix(scored: list[_Scored], per_document: int, top_k: int) -> int:

@@ -64,6 +64,8 @@ class QueryRequest:
     scope: str = "durable"
     explain: bool = False
     view: str = "default"
+    # Seconds to wait for a running ingest of the asked commit (None: retrieval.wait_for_ingest).
+    wait_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -73,6 +75,7 @@ class PackRequest:
     at: str | None = None
     scope: str = "durable"
     view: str = "default"
+    wait_s: float | None = None
 
 
 def check_query(req: QueryRequest, *, max_top_k: int = CLI_MAX_TOP_K) -> None:
@@ -111,6 +114,23 @@ class Engine:
         self._source_key: tuple[str, str] | None = None
         self._embedder: Any = None
         self._embedder_key: str | None = None
+        self._rerank: Any = None
+        # What the last durable retrieval used: the store's embedding profile and the
+        # re-ranking model (the answer's ``retrieval`` block).
+        self.retrieval: dict[str, Any] = {"embedding": None, "rerank": None}
+
+    def rerank(self, name: str) -> Any:
+        """The second ranking stage ``retrieval.rerank`` names (None for ``off``), kept across
+        calls (its model and vector cache stay open)."""
+        if name == "off":
+            return None
+        if self._rerank is None or self._rerank.name != name:
+            from ragit.retrieve.rerank import SemanticRerank
+
+            if self._rerank is not None:
+                self._rerank.vectors.close()
+            self._rerank = SemanticRerank(name)
+        return self._rerank
 
     def source(self, backend: str = "zvec", repository: str = "") -> Any:
         """The open snapshot source of ``backend`` (reopened when the configuration names
@@ -163,6 +183,9 @@ class Engine:
         return vectors[0]
 
     def close(self) -> None:
+        if self._rerank is not None:
+            self._rerank.vectors.close()
+            self._rerank = None
         if self._source is not None:
             self._source.close()
             self._source = None
@@ -178,12 +201,16 @@ def retrieve_hits(
     top_k: int,
     *,
     per_document: int | None = 0,
+    wait_s: float | None = None,
 ) -> tuple[Any, list[Hit], list[str]]:
     """The selected snapshot, its hits for ``text`` and the selection's warnings.
 
     ``per_document``: hits one document may contribute (0: no limit; None: the configured
     ``retrieval.hits_per_document``, what ``query`` answers with). ``context pack`` and
     ``memory recall`` take every passage and decide themselves what to keep.
+
+    ``wait_s``: how long selection waits for a running ingest of the asked commit (None:
+    ``retrieval.wait_for_ingest``; 0: not at all).
     """
     from ragit.config import load_config
     from ragit.snapshot._git import GitRepo
@@ -194,20 +221,27 @@ def retrieve_hits(
         configured = load_config(ws)
     except RagitError:
         configured = None  # reported below, after selection, as without a backend choice
+    if wait_s is None:
+        wait_s = configured.retrieval.wait_for_ingest if configured is not None else 0.0
     if configured is not None and configured.store.backend != "zvec":
         from ragit.snapshot.repository import store_repository
 
         source = engine.source(configured.store.backend, store_repository(ws, configured, git))
-        selection = select_snapshot(ws, git, at, source)
+        selection = select_snapshot(ws, git, at, source, wait_s=wait_s)
     else:
         # The embedded store's manifests are the files selection reads (and caches) itself.
         engine.source()
-        selection = select_snapshot(ws, git, at)
+        selection = select_snapshot(ws, git, at, wait_s=wait_s)
     warnings: list[str] = []
     if selection.worktree_dirty:
         warnings.append(dirty_warning(ws, git))
+    partial = _coverage_warning(git, selection)
+    if partial is not None:
+        warnings.append(partial)
     cfg = configured if configured is not None else load_config(ws)
     hits: list[Hit] = []
+    # Per answer: an engine kept across calls (ragit-mcp) must not carry the last one's.
+    engine.retrieval = {"embedding": None, "rerank": None}
     if scope in ("durable", "all"):
         from ragit.embed import provider_spec
 
@@ -220,6 +254,13 @@ def retrieve_hits(
         spec = provider_spec(str(profile.get("provider", "local-placeholder")))
         alpha = cfg.retrieval.alpha if cfg.retrieval.alpha is not None else spec.default_alpha
         vector = engine.embed_question(text, profile) if alpha > 0 else None
+        rerank = engine.rerank(cfg.retrieval.rerank)
+        engine.retrieval = {
+            "embedding": {
+                k: profile.get(k) for k in ("namespaceId", "provider", "model", "dimensions")
+            },
+            "rerank": rerank.describe() if rerank is not None else None,
+        }
         hits = retrieve_durable(
             selection.manifest,
             selection.resolved_sha,
@@ -233,6 +274,7 @@ def retrieve_hits(
             per_document=(
                 cfg.retrieval.hits_per_document if per_document is None else per_document
             ),
+            rerank=rerank,
         )
     if scope != "durable":
         from ragit.retrieve.artifacts import KEYWORD_ONLY_WARNING, artifact_hits, merge_hits
@@ -243,6 +285,16 @@ def retrieve_hits(
         if any(h.origin_type == "artifact" and h.mode == "keyword" for h in hits):
             warnings.append(KEYWORD_ONLY_WARNING)
     return selection, hits, warnings
+
+
+def _coverage_warning(git: Any, selection: Any) -> str | None:
+    """The warning of an empty or partial snapshot (contract §6), else None."""
+    from ragit.snapshot.coverage import snapshot_coverage
+
+    try:
+        return snapshot_coverage(git, selection.resolved_sha, selection.manifest)[1]
+    except RagitError:
+        return None  # a committed config that is not valid: ingest reports it
 
 
 # Weak evidence (issue 17): the best hit neither holds much of the question's words nor sits
@@ -290,7 +342,14 @@ def run_query(ws: Workspace, req: QueryRequest, engine: Engine | None = None) ->
     engine = engine or Engine(ws)
     try:
         selection, hits, warnings = retrieve_hits(
-            ws, engine, req.question, req.at, req.scope, req.top_k, per_document=None
+            ws,
+            engine,
+            req.question,
+            req.at,
+            req.scope,
+            req.top_k,
+            per_document=None,
+            wait_s=req.wait_s,
         )
     finally:
         if own:
@@ -311,6 +370,7 @@ def run_query(ws: Workspace, req: QueryRequest, engine: Engine | None = None) ->
         "scope": req.scope,
         "explain": req.explain,
         "hits": projected,
+        "retrieval": engine.retrieval,
         "evidence": evidence,
         "warnings": warnings,
         "redactionSummary": redact.summary(),
@@ -405,7 +465,7 @@ def run_context_pack(
     try:
         while True:
             selection, ranked, warnings = retrieve_hits(
-                ws, engine, req.goal, req.at, req.scope, depth
+                ws, engine, req.goal, req.at, req.scope, depth, wait_s=req.wait_s
             )
             costs = [token_estimate(str(mask_text(h.text).text)) for h in ranked]
             held = sum(costs)

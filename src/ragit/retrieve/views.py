@@ -1,6 +1,6 @@
 """Hit projections (``--view minimal|default|full``) with re-masking (contract §7).
 
-Every projected text — excerpt, full text, section title — is masked again
+Every projected text — path, excerpt, full text, section title — is masked again
 before it leaves the process, and the masked field paths are collected for
 ``redactionSummary``.
 """
@@ -63,7 +63,7 @@ def project_hit(
     """One hit in the requested view."""
     base = f"hits[{index}]"
     out: dict[str, Any] = {
-        "path": hit.path,
+        "path": redact(hit.path, f"{base}.path"),
         "sectionTitle": redact(hit.section_title, f"{base}.sectionTitle"),
         "scoreFinal": round(hit.score_final, 6),
         "scope": hit.scope,

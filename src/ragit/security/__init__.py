@@ -9,16 +9,24 @@ builds the ``admission`` summary.
 
 from __future__ import annotations
 
-from ragit.security.admission import (
-    BLOCKED_SENTINEL,
-    AdmissionDecision,
-    AdmissionReport,
-    AdmissionSummary,
-    Handling,
-    evaluate,
-    required_handling,
-)
-from ragit.security.masking import MaskResult, RedactionSummary, mask_json, mask_text
+import importlib
+from typing import Any
+
+# Resolved on first use (PEP 562): the faces import ``ragit.security.output`` for every
+# command, and none of them needs admission control to be loaded for that.
+_EXPORTS = {
+    "BLOCKED_SENTINEL": "ragit.security.admission",
+    "AdmissionDecision": "ragit.security.admission",
+    "AdmissionReport": "ragit.security.admission",
+    "AdmissionSummary": "ragit.security.admission",
+    "Handling": "ragit.security.admission",
+    "evaluate": "ragit.security.admission",
+    "required_handling": "ragit.security.admission",
+    "MaskResult": "ragit.security.masking",
+    "RedactionSummary": "ragit.security.masking",
+    "mask_json": "ragit.security.masking",
+    "mask_text": "ragit.security.masking",
+}
 
 __all__ = [
     "BLOCKED_SENTINEL",
@@ -33,3 +41,10 @@ __all__ = [
     "mask_text",
     "required_handling",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

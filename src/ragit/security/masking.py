@@ -3,96 +3,24 @@
 :func:`mask_text` replaces secrets in a string; :func:`mask_json` does the same for
 every string inside a JSON value and reports the masked field paths;
 :class:`RedactionSummary` is the ``redactionSummary`` object of query, context pack
-and memory outputs. The rules below are implemented in :mod:`ragit.security.mask_rules`,
-the value heuristics they share in :mod:`ragit.security.secret_values`.
+and memory outputs. What the faces print passes through :mod:`ragit.security.output`.
 
-Rules
-=====
+The rules — token formats (:mod:`ragit.security.token_formats`), PEM private-key
+blocks and headers (:mod:`ragit.security.mask_rules`), the values of secret-naming
+keys in every spelling (:mod:`ragit.security.key_rules`,
+:mod:`ragit.security.phrase_rules`), and the value heuristics they share
+(:mod:`ragit.security.secret_values`) — are listed in docs/masking.md, with the table
+of secret forms and look-alikes they are measured on.
 
-A replacement keeps a short recognizable prefix and appends ``***``. The prefix is
-always shorter than the shortest value the rule matches, and every rule refuses a
-value that already contains ``***``, so masking is idempotent: masking masked text
-changes nothing and counts 0.
-
-Token formats (matched anywhere, with no letter/digit right before the prefix; the
-body must contain a digit unless noted; first 6 characters kept):
-
-==================  ==========================================================
-label               format
-==================  ==========================================================
-``openai_key``      ``sk-`` + 20+ of ``[A-Za-z0-9_-]`` (covers ``sk-proj-``,
-                    ``sk-svcacct-``, ``sk-ant-``), with a letter and a digit
-``stripe_key``      ``sk_live_|sk_test_|rk_live_|rk_test_|pk_live_`` + 16+
-``github_pat``      ``ghp_`` + 20+ alnum; ``github_pat_`` + 20+ ``[A-Za-z0-9_]``
-``github_token``    ``gho_|ghu_|ghs_|ghr_`` + 20+ alnum
-``gitlab_pat``      ``glpat-`` + 20+ ``[A-Za-z0-9_-]``
-``slack_token``     ``xoxb-|xoxp-|xoxa-|xoxr-|xoxs-`` + 10+ ``[A-Za-z0-9-]``
-``slack_webhook``   ``https://hooks.slack.com/services/`` + path (path masked)
-``aws_access_key``  ``AKIA|ASIA`` + exactly 16 ``[0-9A-Z]`` (no digit rule)
-``google_api_key``  ``AIza`` + 35 ``[0-9A-Za-z_-]`` (no digit rule)
-``npm_token``       ``npm_`` + 36 alnum
-``pypi_token``      ``pypi-AgE`` + 50+ ``[A-Za-z0-9_-]`` (no digit rule)
-``huggingface``     ``hf_`` + 30+ alnum with upper and lower case (no digit rule)
-``url_credentials`` the password of ``scheme://user:password@host`` (kept:
-                    ``user:***``; no digit rule; placeholders such as ``pass``
-                    or ``<password>`` are left alone)
-``jwt``             ``eyJ…`` ``.`` ``eyJ…`` ``.`` signature (base64url parts,
-                    header and payload 10+ chars each)
-``private_key``     a PEM ``-----BEGIN … PRIVATE KEY-----`` line followed by
-                    40+ base64 characters (``Proc-Type``/``DEK-Info`` headers
-                    allowed) up to the matching END line or the end of the
-                    base64 run: the whole block becomes
-                    ``-----BEGIN … PRIVATE KEY-----***``. A lone header line or a
-                    ``...`` placeholder body is not a key and is left alone.
-==================  ==========================================================
-
-Key-value forms (``key: value``, ``key=value``, ``"key": "value"``, ``KEY=value``):
-
-* the key is an identifier (``[A-Za-z0-9_.-]``) that **ends** with a trigger word,
-  and the trigger starts the identifier, follows ``_ - .``, or starts a camelCase
-  hump: ``api_key``, ``apiKey``, ``OPENAI_API_KEY``, ``x-api-key``, ``access_token``,
-  ``accessToken``, ``client_secret``, ``secret``, ``secret_key``, ``private_key``,
-  ``access_key``, ``signing_key``, ``encryption_key``, ``master_key``, ``auth_key``,
-  ``auth_token``, ``credential(s)``, multi-word keys with one space ("API key"),
-  ``aws_secret_access_key`` / ``SecretAccessKey`` (label ``aws_secret_key``,
-  otherwise ``kv_secret``), and ``password``, ``passwd``, ``pwd``, ``passphrase``,
-  ``비밀번호`` (label ``password``). ``tokenizer``, ``token_count``,
-  ``max_tokens``, ``secretName`` or ``detoken`` are not keys. Prose such as "the
-  token budget", "secret masking", "password policy" has no ``:``/``=`` after the
-  trigger and is never touched;
-* the separator is ``:``, ``=``, ``:=`` or ``=>`` (a closing quote of a JSON key
-  and spaces around it allowed); the value is the quoted string, or the unquoted
-  run up to whitespace or one of ``"'`,;<>()[]{}`` (a trailing ``.`` or ``:`` is
-  sentence punctuation and kept visible, except after a password key);
-* a value is a *placeholder* and left alone when it contains ``***``, ``...`` or
-  ``…``, starts with ``<``, ``$``, ``%`` or ``{{``, ``/``, ``./``, ``~/``, contains
-  ``://``, is one repeated character, is a well-known filler word (``changeme``,
-  ``example``, ``redacted``, ``none``, ``null``, ``true``, ``false``, ``your-…``),
-  or is a digit-free (dotted) identifier naming a secret — a reference, not a
-  value: ``settings.DB_PASSWORD``, ``process.env.OPENAI_API_KEY``;
-* a generic (``kv_secret`` / ``aws_secret_key``) value is masked when it has 8+
-  characters and either contains both a letter and a digit, or has 20+ characters
-  with both upper- and lower-case letters. So ``token: 1200``,
-  ``token: whitespace-separated`` and ``secret: db-credentials`` stay intact;
-* a password value is masked when it has 6+ characters and contains a digit, a
-  symbol other than ``_ - .``, or an upper-case letter after its first character
-  (``hunter22``, ``P@ssword``, ``correctHorse``); ``password: required`` and
-  ``password: not_set`` stay intact. The limitation is deliberate: lowercase words
-  after ``password:`` are indistinguishable from prose;
-* the replacement keeps the key, the separator and the quotes, then at most 4 and
-  at most a quarter of the value's characters (``token: abcd***``); password values
-  keep nothing (``password=***``).
-
-Headers: ``Authorization: Bearer|Basic|Token|Bot <credential>`` and a bare
-``Bearer <credential>`` (label ``bearer_token``; the credential needs 8+ characters
-with a letter and a digit, or 20+ with mixed case — a JWT credential is already
-masked by the ``jwt`` rule), and ``Cookie:``/``Set-Cookie:`` header lines whose
-value holds a ``name=value`` pair with such a value (label ``cookie``; the whole
-header value after its first 4 characters is masked).
+A replacement keeps a short recognizable prefix and appends ``***`` (a password
+keeps nothing). The prefix is always shorter than the shortest value the rule
+matches, and every rule refuses a value that already contains ``***``, so masking is
+idempotent: masking masked text changes nothing and counts 0.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -107,6 +35,16 @@ __all__ = [
     "mask_json",
     "mask_text",
 ]
+
+
+# Strings no rule can match, answered without running them (most of an envelope's
+# fields): lower-case words (``durable``, ``head-exact``), hex ids and SHAs, citation
+# ids and timestamps. Every token format needs an upper-case letter, a digit next to a
+# non-hex letter, or a separator these lack.
+_PLAIN = re.compile(
+    r"[a-z_.-]{0,64}|[0-9a-f]{1,128}|cite-[0-9a-f]{24}"
+    r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)"
+)
 
 
 @dataclass(frozen=True)
@@ -129,6 +67,8 @@ def mask_text(text: str) -> MaskResult:
     Pure and idempotent: ``mask_text(mask_text(t).text)`` returns the same text
     with ``masked_count == 0``.
     """
+    if _PLAIN.fullmatch(text):
+        return MaskResult(text=text, masked_count=0, labels=())
     labels: list[str] = []
     masked = apply_rules(text, labels)
     return MaskResult(text=masked, masked_count=len(labels), labels=tuple(labels))

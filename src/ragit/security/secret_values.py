@@ -44,12 +44,27 @@ _REFERENCE = re.compile(r"[A-Za-z_][A-Za-z_]*(?:\.[A-Za-z_][A-Za-z_]*)*")
 _REFERENCE_WORDS = ("password", "passwd", "pwd", "secret", "token", "key", "credential")
 
 
+_CALL = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*\([^()]*\)(?:\.[A-Za-z_][A-Za-z0-9_]*(?:\([^()]*\))?)*")
+_BRACKETS = {"{": "}", "[": "]", "(": ")"}
+
+
 def _is_reference(value: str) -> bool:
     """A digit-free identifier naming a secret (settings.DB_PASSWORD, OPENAI_API_KEY)."""
     lowered = value.lower()
     return _REFERENCE.fullmatch(value) is not None and any(
         word in lowered for word in _REFERENCE_WORDS
     )
+
+
+def _is_code(value: str) -> bool:
+    """A call (``password.toUpperCase()``, ``getenv("TOKEN")``) or a bracketed expression
+    of a reference or placeholder (JSX ``{process.env.API_PASSWORD}``, ``[redacted]``)."""
+    if _CALL.fullmatch(value) is not None:
+        return True
+    if len(value) > 2 and _BRACKETS.get(value[0]) == value[-1]:
+        inner = value[1:-1].strip()
+        return bool(inner) and (is_placeholder(inner) or _REFERENCE.fullmatch(inner) is not None)
+    return False
 
 
 def is_placeholder(value: str) -> bool:
@@ -63,6 +78,7 @@ def is_placeholder(value: str) -> bool:
         or lowered in _PLACEHOLDER_WORDS
         or len(set(lowered)) == 1
         or _is_reference(value)
+        or _is_code(value)
     )
 
 

@@ -143,7 +143,7 @@ class GitRepo:
                 raise SnapshotRefInvalid(ref, "HEAD has no commit yet")
             return head.sha
         if not _HEX.fullmatch(ref) or not 4 <= len(ref) <= 40:
-            raise SnapshotRefInvalid(ref)
+            raise SnapshotRefInvalid(ref, resolved_sha=self._resolvable(ref))
         ref = ref.lower()
         try:
             obj = self._repo.revparse_single(ref)
@@ -160,6 +160,14 @@ class GitRepo:
         if obj.type != pygit2.GIT_OBJECT_COMMIT or not str(obj.id).startswith(ref):
             raise SnapshotRefInvalid(ref, "not a commit")
         return str(obj.id)
+
+    def _resolvable(self, ref: str) -> str | None:
+        """The commit a ref read selection refuses would name (a branch, a tag, ``HEAD~2``),
+        or None: the refusal then names the SHA to ask for instead."""
+        try:
+            return self.resolve_commitish(ref)
+        except SnapshotRefInvalid:
+            return None
 
     def _commits_with_prefix(self, prefix: str) -> list[str]:
         out: list[str] = []

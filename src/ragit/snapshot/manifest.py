@@ -23,6 +23,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
+from ragit import _json
 from ragit._fs import atomic_write_bytes
 from ragit.contract.errors import SnapshotManifestInvalid, SnapshotSchemaUnsupported
 from ragit.workspace import Workspace
@@ -174,7 +175,9 @@ def parse_manifest(sha: str, raw: bytes, where: str, *, what: str = "the commit"
 
 def _parse(sha: str, rel: str, raw: bytes) -> Manifest:
     try:
-        data = json.loads(raw.decode("utf-8"))
+        data = _json.loads(raw.decode("utf-8"))
+    except _json.JsonTooDeep as exc:
+        raise SnapshotManifestInvalid(sha, rel, "JSON nested too deeply to read") from exc
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise SnapshotManifestInvalid(sha, rel, "not valid JSON (truncated or corrupt)") from exc
     if not isinstance(data, dict):

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ragit import _json
 from ragit._fs import atomic_write_text
 from ragit.config import RagitConfig
 from ragit.contract.errors import SnapshotStoreUnavailable
@@ -68,7 +69,7 @@ def _root_of(ws: Workspace, git: GitRepo, head: str) -> str | None:
     """HEAD's first-parent root, walking only the commits since a tip the cache knows."""
     path = _cache_path(ws)
     try:
-        tips = json.loads(path.read_text(encoding="utf-8")).get("tips", {})
+        tips = _json.loads(path.read_text(encoding="utf-8")).get("tips", {})
         known = {
             str(tip): str(root)
             for tip, root in tips.items()

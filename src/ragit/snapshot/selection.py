@@ -39,6 +39,11 @@ def dirty_documents(ws: Workspace, git: GitRepo) -> list[str]:
         return []
     try:
         cfg = load_config(ws)
+        head = git.head().sha
+        if head is not None:  # the surface the next ingest reads: HEAD's committed config
+            from ragit.snapshot.config_at import config_for_commit
+
+            cfg = config_for_commit(git, head, cfg)
     except RagitError:
         return sorted(dirty)
     surface = SurfaceMatcher(cfg.ingest.doc_globs, cfg.ingest.include, cfg.ingest.exclude)
@@ -134,16 +139,49 @@ def ingest_running(ws: Workspace, sha: str, *, is_head: bool) -> dict[str, Any] 
         runner = _lock.inspect_flocked(ws.hook_run_path)
         if runner.state == "active":
             return {**(runner.owner or {"command": "hook-ingest"}), "headSha": sha}
+        return _hook_spawned(ws, sha)
     return None
 
 
+# How long a managed hook's word that it started the runner counts while the runner has not
+# taken its lock yet (the interpreter starting); a runner killed before that is forgotten.
+SPAWN_GRACE_S = 10.0
+
+
+def _hook_spawned(ws: Workspace, sha: str) -> dict[str, Any] | None:
+    """A hook that has just started the runner for ``sha`` (HEAD), before the runner holds its
+    lock: the owner as the runner would report it, else None."""
+    import time
+    from datetime import datetime, timezone
+
+    path = ws.hook_spawned_path
+    try:
+        named = path.read_text(encoding="utf-8").strip()
+        written = path.stat().st_mtime
+    except (OSError, UnicodeDecodeError):
+        return None
+    if named != sha or not 0 <= time.time() - written < SPAWN_GRACE_S:
+        return None
+    started = datetime.fromtimestamp(written, timezone.utc).isoformat(timespec="seconds")
+    return {"pid": None, "command": "hook-ingest", "startedAt": started, "headSha": sha}
+
+
 def select_snapshot(
-    ws: Workspace, git: GitRepo, at: str | None, source: ManifestSource | None = None
+    ws: Workspace,
+    git: GitRepo,
+    at: str | None,
+    source: ManifestSource | None = None,
+    *,
+    wait_s: float = 0.0,
 ) -> Selection:
     """Resolve and load the exact snapshot for a read.
 
     ``source``: where the manifests are (None: the files of ``.ragit/manifest``); the rules
     are the same, with the source's indexed commits as the candidates.
+
+    ``wait_s``: how long to wait, reading only, for a running ingest of the selected commit
+    (a hook's, seconds after a commit) to publish its manifest before
+    ``SNAPSHOT_INGEST_RUNNING``.
 
     Raises:
         SnapshotRefInvalid, SnapshotRefAmbiguous: a bad ``at``.
@@ -153,7 +191,9 @@ def select_snapshot(
     """
     if at is not None and at != "HEAD":
         sha = git.resolve_read_ref(at)
-        manifest = _load_or_not_indexed(ws, git, sha, head_selected=False, source=source)
+        manifest = _load_or_not_indexed(
+            ws, git, sha, head_selected=False, source=source, wait_s=wait_s
+        )
         head = git.head()
         return Selection(at, sha, "explicit-exact", head, git.is_dirty(), manifest)
     requested = at or "HEAD"
@@ -169,7 +209,9 @@ def select_snapshot(
             raise unborn
         if first_head is None:
             first_head = before.sha
-        manifest = _load_or_not_indexed(ws, git, before.sha, head_selected=True, source=source)
+        manifest = _load_or_not_indexed(
+            ws, git, before.sha, head_selected=True, source=source, wait_s=wait_s
+        )
         _fault("selection-loaded")
         after = git.head()
         if after.sha == before.sha:
@@ -205,6 +247,30 @@ def _load(ws: Workspace, sha: str, source: ManifestSource | None) -> Manifest:
     return manifest
 
 
+WAIT_POLL_S = 0.1
+
+
+def _wait_for_manifest(
+    ws: Workspace, sha: str, source: ManifestSource | None, wait_s: float, *, is_head: bool
+) -> Manifest | None:
+    """Poll, reading only, for the manifest a running ingest of ``sha`` publishes; None when
+    ``wait_s`` ends or the ingest stops first without one."""
+    import time
+
+    deadline = time.monotonic() + wait_s
+    while True:
+        time.sleep(max(0.0, min(WAIT_POLL_S, deadline - time.monotonic())))
+        try:
+            return _load(ws, sha, source)
+        except FileNotFoundError:
+            pass
+        if time.monotonic() >= deadline or ingest_running(ws, sha, is_head=is_head) is None:
+            try:  # the ingest may have published between the two looks
+                return _load(ws, sha, source)
+            except FileNotFoundError:
+                return None
+
+
 def _load_or_not_indexed(
     ws: Workspace,
     git: GitRepo,
@@ -212,11 +278,18 @@ def _load_or_not_indexed(
     *,
     head_selected: bool,
     source: ManifestSource | None = None,
+    wait_s: float = 0.0,
 ) -> Manifest:
     try:
         return _load(ws, sha, source)
     except FileNotFoundError:
-        running = ingest_running(ws, sha, is_head=head_selected or sha == git.head().sha)
+        is_head = head_selected or sha == git.head().sha
+        running = ingest_running(ws, sha, is_head=is_head)
+        if running is not None and wait_s > 0:
+            waited = _wait_for_manifest(ws, sha, source, wait_s, is_head=is_head)
+            if waited is not None:
+                return waited
+            running = ingest_running(ws, sha, is_head=is_head)
         if running is not None:
             raise SnapshotIngestRunning(sha, running) from None
         error = SnapshotNotIndexed(

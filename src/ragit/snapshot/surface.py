@@ -10,15 +10,21 @@ Glob semantics (decided here; the original used minimatch-style globs):
 * a pattern matches the **whole** path from the repository root, not a basename
   at any depth as in ``.gitignore``: ``README.md`` is the root README only, and
   ``**/README.md`` is every README;
-* ``*`` matches any run of characters except ``/`` (dot-files included), ``?`` one
-  such character, ``[abc]`` / ``[a-z]`` / ``[!abc]`` / ``[^abc]`` a class (never
-  ``/``);
+* ``*`` matches any run of characters except ``/`` (dot-files included, and
+  every other character of a file name: a newline too), ``?`` one such character,
+  ``[abc]`` / ``[a-z]`` / ``[!abc]`` / ``[^abc]`` a class (never ``/``);
 * ``**`` as a whole segment matches zero or more directories: ``**/*.md`` matches
   ``README.md`` and ``a/b/c.md``; a trailing ``/**`` matches everything below
   (``docs/**``); ``**`` inside a segment (``docs/**.md``) acts like ``*``;
 * ``{a,b}`` alternatives are expanded (nesting allowed, at most 256 expansions);
 * a trailing ``/`` means "everything below" (``docs/`` is ``docs/**``);
-* a leading ``!`` (gitignore negation) is rejected: use ``ingest.exclude``.
+* a leading ``!`` (gitignore negation) is rejected: use ``ingest.exclude``;
+* ``ingest.doc_globs`` match case-insensitively (they name a kind of document by its
+  suffix: ``README.MD`` is markdown); ``include`` and ``exclude`` match paths exactly.
+
+The dialect is wcmatch's ``globmatch`` with ``GLOBSTAR | BRACE | DOTMATCH`` (plus
+``IGNORECASE`` for ``doc_globs``) on every valid glob; tests/snapshot/test_glob_dialect.py
+checks that property against wcmatch itself.
 
 ``.ragit`` is never part of the surface: a path with a ``.ragit`` segment is
 excluded whatever the configuration says.
@@ -253,8 +259,10 @@ def glob_to_regex(glob: str) -> str:
 class GlobSet:
     """A list of globs compiled into one regex; :meth:`matches` is a full match."""
 
-    def __init__(self, globs: Iterable[str], *, field: str) -> None:
+    def __init__(self, globs: Iterable[str], *, field: str, ignore_case: bool = False) -> None:
         """Validate and compile ``globs`` (``field`` names them in errors).
+
+        ``ignore_case``: letters match in either case (``doc_globs``).
 
         Raises:
             InputInvalid: a glob fails :func:`validate_repo_glob`.
@@ -263,7 +271,10 @@ class GlobSet:
         sources = [
             glob_to_regex(expansion) for glob in self.globs for expansion in expand_braces(glob)
         ]
-        self._regex = re.compile("|".join(f"(?:{s})" for s in sources)) if sources else None
+        # DOTALL: a file name may hold any character but "/" (git allows a newline), and
+        # "**" must cross it like any other.
+        flags = re.DOTALL | (re.IGNORECASE if ignore_case else 0)
+        self._regex = re.compile("|".join(f"(?:{s})" for s in sources), flags) if sources else None
 
     def __bool__(self) -> bool:
         return self._regex is not None
@@ -291,7 +302,7 @@ class SurfaceMatcher:
         Raises:
             InputInvalid: a glob is invalid (:func:`validate_repo_glob`).
         """
-        self.doc_globs = GlobSet(doc_globs, field="ingest.doc_globs")
+        self.doc_globs = GlobSet(doc_globs, field="ingest.doc_globs", ignore_case=True)
         self.include = GlobSet(include, field="ingest.include")
         self.exclude = GlobSet(exclude, field="ingest.exclude")
 

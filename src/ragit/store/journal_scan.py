@@ -9,7 +9,6 @@ classification are described there.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import stat
@@ -18,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from ragit import _json
 from ragit.workspace import Workspace
 
 PHASES = (
@@ -119,7 +119,7 @@ def _load(path: Path) -> JournalState | dict[str, Any]:
     if not stat.S_ISREG(info.st_mode):
         return _invalid(tx_id, path, "not a regular file")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = _json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return _invalid(tx_id, path, "not valid JSON")
     if not isinstance(data, dict):

@@ -33,6 +33,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from ragit import _json
 from ragit._fs import atomic_write_text
 from ragit.contract.errors import SnapshotManifestInvalid, SnapshotSchemaUnsupported
 from ragit.workspace import Workspace
@@ -169,7 +170,7 @@ def parse_meta(ws: Workspace, text: str) -> StoreMeta:
         SnapshotSchemaUnsupported: written by a newer RAGit.
     """
     try:
-        raw = json.loads(text)
+        raw = _json.loads(text)
     except ValueError as exc:
         raise _invalid(ws, f"not valid JSON ({exc.__class__.__name__})") from exc
     if not isinstance(raw, dict):

@@ -199,6 +199,11 @@ class StoreReader:
         """Stored vectors by id (unit length: zvec normalizes for the cosine metric)."""
         return self._c.fetch_vectors([i for i in dict.fromkeys(ids) if i])
 
+    def embedded_texts(self, ids: Sequence[str]) -> dict[str, str]:
+        """The text ingest embedded for each chunk (its ``search_en``); unknown ids are left out."""
+        rows = self._c.fetch_rows([i for i in dict.fromkeys(ids) if i])
+        return {row.chunk_id: row.search_en for row in rows}
+
     def is_latest(self, ws: Workspace) -> bool:
         """Whether this is still the latest published generation (reads ``meta.json``)."""
         try:

@@ -29,6 +29,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ragit import _faults as faults
+from ragit import _json
 from ragit._fs import atomic_write_text, fsync_dir
 from ragit.contract.errors import RagitError, SnapshotStoreUnavailable
 from ragit.store._copy import remove_tree
@@ -61,7 +62,7 @@ COMPLETE_MARK = "complete"
 
 def _next_is_complete(ws: Workspace) -> bool:
     try:
-        raw = json.loads((next_dir(ws) / META_NAME).read_text(encoding="utf-8"))
+        raw = _json.loads((next_dir(ws) / META_NAME).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
     return isinstance(raw, dict) and raw.get("buildState") == COMPLETE_MARK

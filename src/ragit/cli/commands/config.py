@@ -56,16 +56,50 @@ def run_set(inv: Invocation) -> Outcome:
     data = set_value(
         inv.workspace(), str(inv.params["key"]), str(inv.params["value"]), dry_run=inv.dry_run
     )
-    warnings = _migration_after(inv, data)
+    migration = _migration_after(inv, data)
+    warnings = [*migration, *_committed_drift(inv)]
 
     def text() -> str:
         lines = [_render(data)]
-        if warnings:
-            lines += [f"{paint('warning:', 'yellow')} {w}" for w in warnings]
+        lines += [f"{paint('warning:', 'yellow')} {w}" for w in warnings]
+        if migration:
             lines.append(f"next: {MIGRATE_EMBEDDINGS}")
         return "\n".join(lines)
 
     return Outcome(data=data.dump(), text=text, warnings=warnings)
+
+
+def run_unset(inv: Invocation) -> Outcome:
+    """Handler for `ragit config unset <key>`."""
+    from ragit.ops.config_set import unset_value
+
+    data = unset_value(inv.workspace(), str(inv.params["key"]), dry_run=inv.dry_run)
+    warnings = _committed_drift(inv)
+
+    def text() -> str:
+        if not data.removed:
+            line = f"{data.key} is not in {data.path}; nothing to remove"
+        else:
+            verb = "would remove" if data.dry_run else "removed"
+            line = f"{verb} {data.key} (was {value(data.previous)}) from {data.path}"
+        return "\n".join([line, *(f"{paint('warning:', 'yellow')} {w}" for w in warnings)])
+
+    return Outcome(data=data.dump(), text=text, warnings=warnings)
+
+
+def _committed_drift(inv: Invocation) -> list[str]:
+    """The warning that the working-tree config now differs from the committed one in keys
+    that decide a snapshot (they take effect only once committed)."""
+    from ragit.config import load_config
+    from ragit.contract.errors import RagitError
+    from ragit.snapshot.config_at import drift_warning
+
+    try:
+        ws = inv.workspace()
+        warning = drift_warning(ws, load_config(ws))
+    except RagitError:
+        return []
+    return [warning] if warning else []
 
 
 def run_get(inv: Invocation) -> Outcome:

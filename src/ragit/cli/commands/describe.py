@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from functools import cache
 from importlib import resources
 from typing import Any
 
+from ragit import _json
 from ragit.cli.invocation import Invocation, Outcome
 from ragit.contract.errors import InputInvalid
 
@@ -15,7 +15,7 @@ from ragit.contract.errors import InputInvalid
 def load_describe_data() -> dict[str, Any]:
     """The build-time generated contract data (``ragit/contract/describe.json``)."""
     raw = resources.files("ragit.contract").joinpath("describe.json").read_text(encoding="utf-8")
-    data: dict[str, Any] = json.loads(raw)
+    data: dict[str, Any] = _json.loads(raw)
     return data
 
 

@@ -34,6 +34,11 @@ def render(data: dict[str, Any]) -> str:
         ]
     if dry:
         lines.append(f"would fail: {value(data.get('wouldFail'))}")
+        preview = (data.get("configSource") or {}).get("worktreeDocuments")
+        if preview is not None:
+            lines.append(
+                f"the working-tree config, once committed, would index {preview} document(s)"
+            )
     if data["dirtyCandidates"]:
         lines.append("uncommitted: " + ", ".join(data["dirtyCandidates"]))
     for blocker in data.get("blockers", []):
@@ -136,4 +141,10 @@ def run(inv: Invocation) -> Outcome:
                 f"{report['violations']} document contract violation(s) in "
                 f"{len(report['files'])} ingested document(s); see `ragit doc validate`"
             )
-    return Outcome(data=data, text=lambda: render(data), warnings=warnings)
+    return Outcome(
+        data=data, text=lambda: _with_warnings(render(data), warnings), warnings=warnings
+    )
+
+
+def _with_warnings(text: str, warnings: list[str]) -> str:
+    return "\n".join([text, *(f"{paint('warning:', 'yellow')} {w}" for w in warnings)])

@@ -9,6 +9,7 @@ the config and the ignore entries.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any, Literal
 
@@ -51,6 +52,10 @@ class InitData(WireModel):
     knowledge_map: list[dict[str, Any]] = Field(default_factory=list)
     actions: dict[str, Any] = Field(default_factory=dict)
     bootstrap: dict[str, Any] = Field(default_factory=dict)
+    # The ingest surface against the documents found (ragit.ops.discover.surface).
+    surface: dict[str, Any] = Field(default_factory=dict)
+    # Asked at a terminal and answered no: nothing was written.
+    declined: bool = False
 
 
 def _existing_ignore_lines(path: Path) -> set[str]:
@@ -92,6 +97,7 @@ def init_repository(
     dry_run: bool,
     mode: str = "auto",
     strategy: str = "minimal",
+    interactive: bool = False,
 ) -> InitData:
     """Bootstrap RAGit at the repository containing ``start``.
 
@@ -101,6 +107,8 @@ def init_repository(
     from ragit._fs import atomic_write_text
     from ragit.config import default_config_toml
     from ragit.ops.discover.report import discover
+    from ragit.ops.discover.scan import scan_repository
+    from ragit.ops.discover.surface import propose_surface
     from ragit.snapshot._git import discover_root
     from ragit.snapshot._git import init_repository as git_init_repo
 
@@ -114,6 +122,8 @@ def init_repository(
     ws = Workspace(root)
     config_exists = ws.config_path.exists()
     scanned_git = not (git_initialized and dry_run)
+    scan = scan_repository(root, git_detected=scanned_git)
+    surface = propose_surface(scan.files, config_exists=config_exists)
     existing = _existing_ignore_lines(ws.gitignore_path)
     missing = [e for e in GITIGNORE_ENTRIES if e not in existing and e.rstrip("/") not in existing]
     if dry_run:
@@ -123,7 +133,11 @@ def init_repository(
         added: list[str] = []
     else:
         if not config_exists:
-            atomic_write_text(ws.config_path, default_config_toml(_default_branch(root)))
+            written = surface["include"] if surface["status"] == "written" else None
+            text = default_config_toml(
+                _default_branch(root), project_name=root.name or None, include=written
+            )
+            atomic_write_text(ws.config_path, text)
         if missing:
             _append_gitignore(ws.gitignore_path, missing)
         config_status = "exists" if config_exists else "created"
@@ -135,10 +149,12 @@ def init_repository(
         mode=mode,
         strategy=strategy,
         dry_run=dry_run,
-        interactive=False,
+        interactive=interactive,
+        scan=scan,
     )
+    where = surface["include"] if surface["status"] == "written" else ["README.md", "docs/**"]
     next_actions = [
-        "write or review docs (README.md, docs/**), then commit them",
+        f"write or review docs ({', '.join(where)}), then commit them",
         "git add .ragit/config.toml .gitignore && git commit -m 'Track the RAGit config'",
         "ragit ingest --all",
         "ragit hooks install",
@@ -147,6 +163,8 @@ def init_repository(
     drafts = [a["path"] for a in report["actions"]["planned"] if a["type"] == "skip"]
     if drafts and strategy == "minimal":
         next_actions.insert(0, "ragit init --yes --strategy balanced --dry-run  # see the drafts")
+    if surface["command"]:
+        next_actions.insert(0, surface["command"])
     created = report["actions"]["created"]
     if created:
         next_actions[0] = "review the inferred drafts (" + ", ".join(created) + "), then commit"
@@ -163,6 +181,7 @@ def init_repository(
             existing_entries=[e for e in GITIGNORE_ENTRIES if e not in missing],
         ),
         next_actions=next_actions,
+        surface=surface,
         **report,
     )
 
@@ -177,10 +196,33 @@ def _render(data: InitData) -> str:
         lines.append(f"- .gitignore entries planned: {len(data.gitignore.planned_entries)}")
     else:
         lines.append(f"- .gitignore entries added: {len(data.gitignore.added_entries)}")
+    surface_line = _render_surface(data)
+    if surface_line:
+        lines.append(surface_line)
     lines += _render_report(data)
     lines.append("next:")
     lines += [f"  {a}" for a in data.next_actions]
     return "\n".join(lines)
+
+
+def _render_surface(data: InitData) -> str | None:
+    """What the ingest surface covers of the documents found, and what init did about it."""
+    surface = data.surface
+    if not surface or not surface.get("markdown"):
+        return None
+    found = f"{surface['defaultCovers']} of {surface['markdown']} markdown documents"
+    if surface["status"] == "written":
+        verb = "would write" if data.dry_run else "wrote"
+        return (
+            f"- surface: README.md and docs/** hold {found}; {verb} ingest.include = "
+            f"{', '.join(surface['include'])} to cover where they are"
+        )
+    if surface["status"] == "proposed":
+        return (
+            f"- surface: README.md and docs/** hold {found}; to index the rest run "
+            f"`{surface['command']}` ({surface['reason']})"
+        )
+    return f"- surface: README.md and docs/** hold {found}"
 
 
 def _render_report(data: InitData) -> list[str]:
@@ -231,12 +273,37 @@ def run(inv: Invocation) -> Outcome:
         raise InputInvalid("mode", f"unknown mode {mode!r}", allowed=list(MODES))
     if strategy not in STRATEGIES:
         raise InputInvalid("strategy", f"unknown strategy {strategy!r}", allowed=list(STRATEGIES))
+    git_init = bool(inv.params.get("git_init"))
+    interactive = not inv.params.get("yes") and not inv.dry_run and _stdin_is_terminal()
+    if interactive:
+        # At a terminal without --yes: show the plan, ask before writing anything.
+        import click
+
+        plan = init_repository(
+            inv.start_dir, git_init=git_init, dry_run=True, mode=mode, strategy=strategy
+        )
+        sys.stderr.write(_render(plan) + "\n")
+        if not click.confirm("Write these files?", default=True, err=True):
+            declined = plan.model_copy(update={"declined": True, "execution_mode": "interactive"})
+            inv._root, inv._root_searched = Path(declined.root), True
+            return Outcome(
+                data=declined.dump(), text="nothing written (answered no; `ragit init --yes`)"
+            )
     data = init_repository(
         inv.start_dir,
-        git_init=bool(inv.params.get("git_init")),
+        git_init=git_init,
         dry_run=inv.dry_run,
         mode=mode,
         strategy=strategy,
+        interactive=interactive,
     )
     inv._root, inv._root_searched = Path(data.root), True
     return Outcome(data=data.dump(), text=lambda: _render(data))
+
+
+def _stdin_is_terminal() -> bool:
+    """Whether a person can answer a question (never when stdin is a pipe or a file)."""
+    try:
+        return sys.stdin.isatty()
+    except (AttributeError, ValueError):
+        return False

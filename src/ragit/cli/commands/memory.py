@@ -98,7 +98,10 @@ def run_recall(inv: Invocation) -> Outcome:
 
     goal = required_text(inv.params.get("goal") or "", "goal")
     ws = inv.workspace()
-    data = recall(ws, inv.config(), goal, view=inv.view)
+    from ragit.contract.inputs import wait_seconds
+
+    wait = wait_seconds(inv.params.get("wait"), bool(inv.params.get("no_wait")))
+    data = recall(ws, inv.config(), goal, view=inv.view, wait_s=wait)
     return Outcome(data=data, text=lambda: render_recall(data), warnings=list(data["warnings"]))
 
 

@@ -161,6 +161,7 @@ def run_query_cmd(inv: Invocation) -> Outcome:
             explain=bool(p.get("explain")),
             view=inv.view,
         )
+    req = replace(req, wait_s=_wait(inv))
     check_query(req)
     shown = req.view
     data = run_query(ws, replace(req, view=_text_view(inv, shown)))
@@ -187,6 +188,13 @@ def _migration_warnings(inv: Invocation) -> list[str]:
 
 def _with_warnings(text: str, warnings: list[str]) -> str:
     return "\n".join([text, *(f"{paint('warning:', 'yellow')} {w}" for w in warnings)])
+
+
+def _wait(inv: Invocation) -> float | None:
+    """``--wait SECONDS`` / ``--no-wait`` (None: the configured ``retrieval.wait_for_ingest``)."""
+    from ragit.contract.inputs import wait_seconds
+
+    return wait_seconds(inv.params.get("wait"), bool(inv.params.get("no_wait")))
 
 
 def _scope(raw: Any) -> str:
@@ -237,6 +245,7 @@ def run_context_pack_cmd(inv: Invocation) -> Outcome:
             scope=_scope(p.get("scope")),
             view=inv.view,
         )
+    req = replace(req, wait_s=_wait(inv))
     check_pack(req)
     shown = req.view
     data = run_context_pack(ws, req)

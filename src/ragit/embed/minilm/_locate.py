@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from ragit import _json
 from ragit._fs import atomic_write_text
 from ragit.embed.minilm._errors import EmbeddingModelInvalid
 from ragit.workspace import user_cache_dir
@@ -161,7 +162,7 @@ def locate_model(model_path: str | None) -> ModelFiles:
 
 def _check_config(config: Path) -> None:
     try:
-        data = json.loads(config.read_text(encoding="utf-8"))
+        data = _json.loads(config.read_text(encoding="utf-8"))
     except OSError as exc:
         raise EmbeddingModelInvalid(str(config), f"unreadable: {exc.strerror}") from exc
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -235,7 +236,7 @@ def _hash_file(path: Path) -> str:
 
 def _read_cache(cache_file: Path) -> dict[str, Any]:
     try:
-        data = json.loads(cache_file.read_text(encoding="utf-8"))
+        data = _json.loads(cache_file.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):
         return {}
     entries = data.get("entries") if isinstance(data, dict) else None

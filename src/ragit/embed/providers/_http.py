@@ -21,6 +21,7 @@ import math
 import time
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from ragit import _json
 from ragit.embed.base import Embedder, ProviderOptions, Vector
 from ragit.embed.profile import EmbeddingProfile
 
@@ -189,7 +190,7 @@ class HttpEmbedder(Embedder):
 
     def _decode(self, content: bytes) -> object:
         try:
-            return json.loads(content, parse_constant=_reject_constant)
+            return _json.loads(content, parse_constant=_reject_constant)
         except _NonFinite:
             raise self.fail("response_invalid: non-finite value") from None
         except (ValueError, UnicodeDecodeError):

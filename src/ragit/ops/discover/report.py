@@ -17,7 +17,7 @@ from ragit.ops.discover.bootstrap import (
     write_if_changed,
     write_new,
 )
-from ragit.ops.discover.scan import scan_repository
+from ragit.ops.discover.scan import Scan, scan_repository
 from ragit.workspace import Workspace
 
 
@@ -30,6 +30,7 @@ def discover(
     strategy: str,
     dry_run: bool,
     interactive: bool,
+    scan: Scan | None = None,
 ) -> dict[str, Any]:
     """Scan and assess the repository at ``root``; write the stage-1 foundation when
     ``strategy`` is not ``minimal`` and not ``dry_run``. Returns the report fields that
@@ -39,7 +40,8 @@ def discover(
     from ragit.ops.doc_authority.engine import collect, read_index_summary, reconcile_docs
 
     ws = Workspace(root)
-    scan = scan_repository(root, git_detected=git_detected)
+    if scan is None:
+        scan = scan_repository(root, git_detected=git_detected)
     repository_mode = classify(scan, mode)
     cov = coverage(root, scan, initialized=initialized_before)
     kmap = knowledge_map(scan, cov)

@@ -9,7 +9,6 @@ build files that name frameworks and workspaces (each at most 256 KiB).
 from __future__ import annotations
 
 import fnmatch
-import json
 import os
 import re
 import sys
@@ -18,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ragit import _json
 from ragit.ingest.doctype import UNKNOWN
 from ragit.ops.doc_authority.contracts import detect, detect_head
 from ragit.ops.doc_authority.tree import list_tree
@@ -271,7 +271,7 @@ _INFRA = _pattern_set(INFRA_PATTERNS)
 def _load_json(root: Path, rel: str) -> dict[str, Any]:
     text = _head(root, rel, BUILD_FILE_BYTES)
     try:
-        data = json.loads(text)
+        data = _json.loads(text)
     except ValueError:
         return {}
     return data if isinstance(data, dict) else {}

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ragit import _faults as faults
+from ragit import _json
 from ragit.config import RagitConfig
 from ragit.contract.errors import InputInvalid, NotInitialized
 from ragit.ingest.doctype import DOC_TYPES, UNKNOWN
@@ -220,7 +221,7 @@ def reconcile_docs(
     path = ws.root / INDEX_PATH
     previous: dict[str, Any] | None = None
     try:
-        loaded = json.loads(path.read_bytes())
+        loaded = _json.loads(path.read_bytes())
         previous = loaded if isinstance(loaded, dict) else None
     except (OSError, ValueError):
         previous = None

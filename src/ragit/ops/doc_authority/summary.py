@@ -6,9 +6,9 @@ that parses or writes documents.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from ragit import _json
 from ragit.workspace import Workspace
 
 INDEX_PATH = ".ragit/docs/index.json"
@@ -25,7 +25,7 @@ def read_index_summary(ws: Workspace) -> dict[str, Any]:
         "lastReconciledAt": None,
     }
     try:
-        data = json.loads(path.read_bytes())
+        data = _json.loads(path.read_bytes())
     except FileNotFoundError:
         return summary
     except (OSError, ValueError):

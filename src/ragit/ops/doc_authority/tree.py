@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ragit.contract.inputs import escape_non_utf8, is_unicode_text
 from ragit.snapshot._git import GitRepo
 
 # Directories never worth a look even when no .gitignore names them.
@@ -19,10 +20,13 @@ ALWAYS_SKIPPED = frozenset({".git", ".ragit", "node_modules", ".venv", "__pycach
 
 @dataclass
 class TreeListing:
-    """Regular files (repo-relative POSIX paths, sorted) and the symlinks that were skipped."""
+    """Regular files (repo-relative POSIX paths, sorted) and what was skipped: symlinks, and
+    names that are not UTF-8 (shown with their bytes escaped; nothing can read them as text
+    paths, and ingest skips them too)."""
 
     files: list[str] = field(default_factory=list)
     symlinks: list[str] = field(default_factory=list)
+    non_utf8: list[str] = field(default_factory=list)
     truncated: bool = False
 
 
@@ -48,6 +52,9 @@ def list_tree(root: Path, *, limit: int = 200_000) -> TreeListing:
             continue
         for entry in entries:
             rel = prefix + entry.name
+            if not is_unicode_text(rel):
+                out.non_utf8.append(escape_non_utf8(rel))
+                continue
             try:
                 if entry.is_symlink():
                     out.symlinks.append(rel)
@@ -70,6 +77,7 @@ def list_tree(root: Path, *, limit: int = 200_000) -> TreeListing:
                 continue
     out.files.sort()
     out.symlinks.sort()
+    out.non_utf8.sort()
     return out
 
 

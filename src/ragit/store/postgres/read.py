@@ -18,7 +18,6 @@ A connection lost during a call (a server restart, a terminated backend) raises
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -29,6 +28,7 @@ import numpy as np
 import psycopg
 from psycopg import sql
 
+from ragit import _json
 from ragit.store.postgres.connection import connect, translated, unavailable
 from ragit.store.postgres.steps import (
     FIELDS,
@@ -87,7 +87,7 @@ def snapshot_embedding(manifest: bytes, namespace: str, dimensions: int) -> dict
     still name the profile of the first ingest); the server does not know that namespace's
     provider and model, :func:`ragit.embed.complete_profile` finds them in the configured
     profile when it is that namespace's."""
-    data = json.loads(manifest)
+    data = _json.loads(manifest)
     block = data.get("embedding") if isinstance(data, dict) else None
     if isinstance(block, dict) and block.get("namespaceId") == namespace:
         return dict(block)
@@ -631,6 +631,12 @@ class SnapshotReader:
 
     def fetch_vectors(self, ids: Sequence[str]) -> dict[str, list[float]]:
         return self._reader.fetch_vectors(self.snapshot, ids)
+
+    def embedded_texts(self, ids: Sequence[str]) -> dict[str, str]:
+        """The text ingest embedded for each chunk of the snapshot (its ``search_en``)."""
+        wanted = set(ids) & self.snapshot.members
+        rows = self._reader.chunk_texts(self.snapshot.namespace_id, wanted)
+        return {cid: row["searchEn"] for cid, row in rows.items()}
 
     def close(self) -> None:
         """Nothing to release (the :class:`PgReader` owns the connection)."""

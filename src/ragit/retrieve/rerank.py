@@ -1,0 +1,140 @@
+"""Semantic re-ranking of the lexical candidates (``retrieval.rerank``, docs/embeddings.md).
+
+A store built with the offline default profile ranks by BM25 and the character n-gram
+embedding. With ``retrieval.rerank = "local-minilm"`` (or ``"local-minilm-int8"``) the two
+best chunks of each of that ranking's first :data:`DEPTH` documents (at least the answer's
+``top_k``) are scored again with all-MiniLM-L6-v2, exactly as a ``local-minilm`` store
+would score them: the model's cosine, half of it the document's (the mean of its two best
+candidate cosines), divided by its maximum over the re-ranked candidates, weighed by the
+model's α (0.7) against the same keyword score — and, for the Hangul/CJK share of a question
+(the model is English-only), the n-gram embedding's score with its own α, as
+``local-minilm`` does. The other candidates leave the answer. Chunk vectors come from
+:class:`ragit.embed.semantic.SemanticVectors`: computed on first use, then read back by
+content hash, so a (commit, profile, rerank) always gives the same answer. The answer names
+the re-ranking model (``retrieval.rerank`` in the data).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from operator import mul
+from typing import Any
+
+from ragit.embed.semantic import SemanticVectors, rerank_profile
+from ragit.retrieve.candidates import Scored
+from ragit.retrieve.engine import NGRAM_ALPHA, VECTOR_DOC_TOP, W_RETRIEVAL
+
+# How many of the first stage's best documents the model looks at (at least the answer's top_k),
+# each through its best VECTOR_DOC_TOP (2) candidate chunks. Chosen on half A of the development
+# sets (docs/benchmarks.md).
+DEPTH = 15
+# The model's share of the retrieval score (local-minilm's measured default).
+ALPHA = 0.7
+# The share of a chunk's model score that is its document's (local-minilm's measured value).
+DOCUMENT_WEIGHT = 0.5
+
+
+def _dot(a: list[float], b: list[float]) -> float:
+    value: float = sum(map(mul, a, b))
+    return value
+
+
+@dataclass
+class SemanticRerank:
+    """The re-ranking step :func:`ragit.retrieve.engine.retrieve_durable` calls (its
+    ``rerank`` hook): re-scores the best first-stage candidates with a local model."""
+
+    name: str
+    depth: int = DEPTH
+    alpha: float = ALPHA
+    document_weight: float = DOCUMENT_WEIGHT
+    vectors: SemanticVectors = field(init=False)
+    _explain: dict[str, dict[str, float]] = field(default_factory=dict, init=False)
+
+    def __post_init__(self) -> None:
+        self.vectors = SemanticVectors(rerank_profile(self.name))
+
+    def describe(self) -> dict[str, Any]:
+        """The re-ranking as an answer names it (``retrieval.rerank`` in the data)."""
+        profile = self.vectors.profile
+        return {
+            "name": self.name,
+            "namespaceId": profile.namespace_id,
+            "provider": profile.provider,
+            "model": profile.model,
+            "depth": self.depth,
+        }
+
+    def rescore(
+        self, scored: list[Scored], question: str, reader: Any, cjk_share: float, top_k: int
+    ) -> list[Scored]:
+        """The best candidates of ``scored`` (best first) re-scored by the model: the two best
+        chunks of each of the first ``max(depth, top_k)`` documents (more documents while
+        fewer than ``top_k`` chunks are chosen). The others leave the candidate set (the model
+        did not look at them, so their scores are of another scale).
+
+        Raises:
+            EmbeddingModelInvalid, EmbeddingBackendUnavailable: the model cannot run here.
+        """
+        self._explain = {}
+        if not scored:
+            return scored
+        chosen: list[str] = []
+        taken: dict[str, int] = {}
+        documents = max(self.depth, top_k)
+        for s in scored:
+            doc = s.doc.document_id
+            if doc not in taken and len(taken) >= documents and len(chosen) >= top_k:
+                break
+            if taken.get(doc, 0) >= VECTOR_DOC_TOP:
+                continue
+            taken[doc] = taken.get(doc, 0) + 1
+            if s.chunk_id not in chosen:
+                chosen.append(s.chunk_id)
+        texts = reader.embedded_texts(chosen)
+        ids = [cid for cid in chosen if cid in texts]
+        if not ids:
+            return scored
+        q = self.vectors.question(question)
+        q_norm = math.sqrt(_dot(q, q))
+        cosine: dict[str, float] = {}
+        for cid, vec in zip(ids, self.vectors.texts([texts[cid] for cid in ids]), strict=True):
+            norm = math.sqrt(_dot(vec, vec))
+            value = _dot(q, vec) / (q_norm * norm) if q_norm > 0 and norm > 0 else 0.0
+            cosine[cid] = max(0.0, min(1.0, value))
+        inside = [s for s in scored if s.chunk_id in cosine]
+        per_doc: dict[str, list[float]] = {}
+        for s in inside:
+            per_doc.setdefault(s.doc.document_id, []).append(cosine[s.chunk_id])
+        doc_cos = {
+            doc: sum(sorted(values, reverse=True)[:VECTOR_DOC_TOP]) / VECTOR_DOC_TOP
+            for doc, values in per_doc.items()
+        }
+        w = self.document_weight
+        semantic = [(1.0 - w) * cosine[s.chunk_id] + w * doc_cos[s.doc.document_id] for s in inside]
+        top = max(semantic, default=0.0)
+        a_model = (1.0 - cjk_share) * self.alpha
+        a_ngram = cjk_share * NGRAM_ALPHA
+        a = a_model + a_ngram
+        out: list[Scored] = []
+        for s, value in zip(inside, semantic, strict=True):
+            model = value / top if top > 0 else 0.0
+            vector = (a_model * model + a_ngram * s.vector) / a if a > 0 else 0.0
+            retrieval = a * vector + (1.0 - a) * s.keyword
+            final = s.final + W_RETRIEVAL * (retrieval - s.retrieval)
+            out.append(
+                replace(s, vector=vector, retrieval=retrieval, final=final, mode="hybrid", alpha=a)
+            )
+            self._explain[s.chunk_id] = {
+                "cosine": cosine[s.chunk_id],
+                "withDocument": value,
+                "max": top,
+            }
+        out.sort(key=Scored.provisional_key)
+        return out
+
+    def explain(self, chunk_id: str) -> dict[str, float] | None:
+        """The model's raw cosine of a re-ranked chunk, with its document's share, and the
+        maximum that was divided by."""
+        return self._explain.get(chunk_id)
