@@ -41,12 +41,15 @@ def _cid(n: int) -> str:
 def test_words_follow_unicode_word_segmentation() -> None:
     assert en_terms("Our claim's speed, I'm on v1.28 of kubernetes.io") == [
         "our", "claim", "speed", "i'm", "on", "v1.28", "of", "kubernetes.io",
+        "v1", "28", "kubernet", "io",
     ]  # fmt: skip
     assert en_terms("feature_gate kube-apiserver Queries") == [
         "feature_g",
         "kube",
         "apiserv",
         "queri",
+        "featur",
+        "gate",
     ]
     assert en_terms("x" * 41) == []
     # A word ends where a Hangul run begins: the particle is not part of the API name.
@@ -54,9 +57,25 @@ def test_words_follow_unicode_word_segmentation() -> None:
         "react.lazi",
         "state",
         "useformstatus",
+        "react",
+        "lazi",
     ]
     assert cjk_terms("커밋을 작성 a 한") == ["커밋", "밋을", "작성"]
     assert query_terms(["a", "b", "a"]) == [("a", 2), ("b", 1)]
+
+
+def test_a_joined_word_is_found_by_its_parts() -> None:
+    """Implementation choice: words joined by ``.`` or ``_`` (``React.lazy``,
+    ``generic_associated_types``, a ``Feature Name:`` line) are terms whole and by part, so
+    a question naming the parts finds the identifier and the reverse."""
+    assert en_terms("- Feature Name: generic_associated_types")[-3:] == [
+        "generic",
+        "associ",
+        "type",
+    ]
+    assert set(en_terms("generic associated types")) <= set(en_terms("generic_associated_types"))
+    assert {"react", "lazi"} <= set(en_terms("React.lazy"))
+    assert en_terms("a_b x.y") == ["a_b", "x.i"]  # one-letter parts are no terms
 
 
 def test_chunk_keys_are_the_ids_themselves() -> None:
@@ -193,7 +212,7 @@ def test_the_next_writer_indexes_what_the_keyword_index_lacks(tmp_path: Path) ->
     assert error is None, [c for c in report["checks"] if not c["ok"]]
 
 
-@pytest.mark.parametrize("field", ["en", "cjk"])
+@pytest.mark.parametrize("field", ["en", "cjk", "ko"])
 def test_an_unknown_term_scores_nothing(tmp_path: Path, field: str) -> None:
     writer = TermWriter.open(tmp_path)
     writer.add([_row(_cid(1), "alpha 커밋")])
@@ -329,7 +348,7 @@ def test_a_document_scores_its_chunks_together(tmp_path: Path) -> None:
 def _same_chunks(a: object, b: object) -> bool:
     import numpy as np
 
-    fields = ("keys", "ords", "len_en", "len_cjk", "live")
+    fields = ("keys", "ords", "len_en", "len_cjk", "len_ko", "live")
     return all(np.array_equal(getattr(a, f), getattr(b, f)) for f in fields) and (
         getattr(a, "size") == getattr(b, "size")  # noqa: B009
     )
@@ -361,7 +380,9 @@ def test_a_reader_copy_carries_its_chunk_table(
     monkeypatch.undo()
     import numpy as np
 
-    table = np.stack([loaded.keys, loaded.ords, loaded.len_en, loaded.len_cjk, loaded.live], 1)
+    table = np.stack(
+        [loaded.keys, loaded.ords, loaded.len_en, loaded.len_cjk, loaded.len_ko, loaded.live], 1
+    )
     assert np.array_equal(table, from_sql)
     assert tree_state(copy) == before  # readers write nothing
     assert repo.query(QUESTION, top_k=3)["hits"]
@@ -440,4 +461,81 @@ def test_a_copys_chunk_table_is_derived_from_the_previous_copys(
     reader.close()
     assert loaded is not None
     assert np.array_equal(loaded, expected)
-    assert expected[:, 4].tolist() == [1] * 7  # chunk 3 live again
+    assert expected[:, -1].tolist() == [1] * 7  # chunk 3 live again
+
+
+def test_korean_morphemes_are_a_field_of_the_index(tmp_path: Path) -> None:
+    """Implementation choice: the ``ko`` field holds a chunk's Korean morphemes beside its
+    bigrams; a question word with another ending finds them by prefix, counted only where
+    the snapshot's own chunks hold them."""
+    from ragit.retrieve.keyword import held_by
+    from ragit.text.morphemes import question_morphemes
+
+    writer = TermWriter.open(tmp_path)
+    writer.add([_row(_cid(1), "스레드가 종료됐다"), _row(_cid(2), "커밋을 작성했습니다")])
+    writer.close()
+    reader = TermReader.open(tmp_path)
+    assert reader.postings("ko", "스레드").tolist() != []
+    assert reader.postings("ko", "스레드가").tolist() == []  # the particle is not indexed
+    both = snapshot_terms(reader, frozenset({_cid(1), _cid(2)}), object(), "sha")
+    assert both.lengths["ko"].tolist() == [2.0, 2.0]
+    only_second = snapshot_terms(reader, frozenset({_cid(2)}), object(), "sha")
+    question = "스레드는 언제 종료되나요"
+    assert question_morphemes(question, held_by(reader, both, "ko")) == ["스레드", "종료"]
+    # The first chunk is not in this snapshot: its morphemes do not count.
+    assert question_morphemes(question, held_by(reader, only_second, "ko")) == []
+    ks = bm25(reader, both, "ko", query_terms(["스레드", "종료"]))
+    assert best(both, ks.chunk, 5) == [_cid(1)]
+    reader.close()
+
+
+def test_an_index_of_the_previous_layout_is_made_again_by_the_next_writer(
+    tmp_path: Path,
+) -> None:
+    """Implementation choice: an index written before the ``ko`` field (layout 1, terms-2)
+    is refused by readers and made again, with every field, by the next writer."""
+    import sqlite3
+
+    from ragit.contract.errors import SnapshotStoreUnavailable
+
+    con = sqlite3.connect(tmp_path / TERMS_NAME)
+    con.executescript(
+        "CREATE TABLE info(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+        "CREATE TABLE chunk(ord INTEGER PRIMARY KEY, key INTEGER NOT NULL UNIQUE,"
+        " len_en INTEGER NOT NULL, len_cjk INTEGER NOT NULL, live INTEGER NOT NULL);"
+        "CREATE TABLE block(field INTEGER NOT NULL, term TEXT NOT NULL, seq INTEGER NOT NULL,"
+        " data BLOB NOT NULL, PRIMARY KEY(field, term, seq)) WITHOUT ROWID;"
+        "INSERT INTO info VALUES('version', 'layout-1/terms-2');"
+        "INSERT INTO info VALUES('seq', '1');"
+        f"INSERT INTO chunk VALUES(0, {chunk_key(_cid(1))}, 1, 0, 1);"
+    )
+    con.commit()
+    con.close()
+    with pytest.raises(SnapshotStoreUnavailable, match="version 'layout-1/terms-2'"):
+        TermReader.open(tmp_path)
+    writer = TermWriter.open(tmp_path)
+    assert writer.count() == 0
+    assert writer.add([_row(_cid(1), "커밋을 작성했습니다")]) == 1
+    writer.close()
+    reader = TermReader.open(tmp_path)
+    assert reader.chunks().len_ko.tolist() == [2]
+    assert len(reader.postings("ko", "커밋")) == 1
+    reader.close()
+
+
+def test_an_index_of_another_analyzer_is_emptied_by_writers(tmp_path: Path) -> None:
+    """Implementation choice: morphemes of two analyzer versions are never mixed in one
+    index; readers still read it (questions are not analysed)."""
+    import sqlite3
+
+    writer = TermWriter.open(tmp_path)
+    writer.add([_row(_cid(1), "커밋을 작성했습니다")])
+    writer.close()
+    con = sqlite3.connect(tmp_path / TERMS_NAME)
+    con.execute("UPDATE info SET value='kiwipiepy-0.1/model-0.1' WHERE key='analyzer'")
+    con.commit()
+    con.close()
+    TermReader.open(tmp_path).close()
+    writer = TermWriter.open(tmp_path)
+    assert writer.count() == 0
+    writer.close()

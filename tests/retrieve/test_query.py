@@ -176,6 +176,18 @@ def test_korean_question_with_particles_finds_its_document(tmp_path: Path) -> No
     assert hits and hits[0]["path"] == "docs/glossary/용어집.md"
 
 
+def test_korean_question_is_scored_by_morphemes_beside_bigrams(tmp_path: Path) -> None:
+    """Implementation choice (docs/contract.md, Retrieval): a Korean question's words, with
+    whatever endings, are matched to the morphemes the snapshot holds; the explanation names
+    the ``ko`` field's BM25 and the weights of both Korean fields."""
+    repo = _indexed(tmp_path, "korean-mixed")
+    hits = _query(repo, "회의에서 참석자들이 논의했던 할 일은?", explain=True)["hits"]
+    assert hits[0]["path"] == "docs/notes/weekly-sync.md"
+    raw = hits[0]["scoreBreakdown"]["raw"]["keyword"]
+    assert raw["bm25"]["ko"] > 0 and raw["bm25"]["cjk"] > 0
+    assert raw["fieldWeights"] == {"en": 0.0, "cjk": 0.5, "ko": 0.5}
+
+
 def test_korean_nouns_ending_in_particle_syllables_keep_their_bigrams() -> None:
     """Implementation choice: the bigram query keeps 결과, 경로, 회의 whole (a one-syllable
     stem has no bigram and would drop the noun from the CJK search)."""

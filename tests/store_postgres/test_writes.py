@@ -19,6 +19,7 @@ from ragit.contract.errors import IngestStoreWriteUnverified, InputInvalid
 from ragit.store.postgres.migrate import migrate
 from ragit.store.postgres.read import PgReader
 from ragit.store.postgres.write import PgWriter, bulk_lock_key, writer_lock_key
+from ragit.text.morphemes import morpheme_terms
 from ragit.text.terms import cjk_terms, en_terms
 
 CHILD = Path(__file__).parent / "_child.py"
@@ -48,7 +49,12 @@ def _advisory_locks(url: str) -> set[tuple[int, str]]:
 
 
 def _expected_postings(rows: list) -> int:
-    return sum(len(set(en_terms(r.search_en))) + len(set(cjk_terms(r.search_cjk))) for r in rows)
+    return sum(
+        len(set(en_terms(r.search_en)))
+        + len(set(cjk_terms(r.search_cjk)))
+        + len(set(morpheme_terms(r.search_cjk)))
+        for r in rows
+    )
 
 
 def test_write_is_content_addressed_and_idempotent(database: str) -> None:
@@ -71,7 +77,8 @@ def test_write_is_content_addressed_and_idempotent(database: str) -> None:
     assert postings == _expected_postings(rows)
     with psycopg.connect(database) as conn:
         stored = conn.execute(
-            "SELECT len_en, len_cjk FROM ragit_chunks WHERE chunk_id = %s", (rows[0].chunk_id,)
+            "SELECT len_en, len_cjk, len_ko FROM ragit_chunks WHERE chunk_id = %s",
+            (rows[0].chunk_id,),
         ).fetchone()
         tf = dict(
             conn.execute(
@@ -79,7 +86,11 @@ def test_write_is_content_addressed_and_idempotent(database: str) -> None:
                 (rows[0].chunk_id,),
             ).fetchall()
         )
-    assert stored == (len(en_terms(rows[0].search_en)), len(cjk_terms(rows[0].search_cjk)))
+    assert stored == (
+        len(en_terms(rows[0].search_en)),
+        len(cjk_terms(rows[0].search_cjk)),
+        len(morpheme_terms(rows[0].search_cjk)),
+    )
     assert tf == dict(Counter(en_terms(rows[0].search_en)))
 
 

@@ -9,7 +9,7 @@ import sys
 SCRIPT = """
 import json, sys
 import ragit.text.english, ragit.text.korean, ragit.text.normalize
-import ragit.text.scripts, ragit.text.tokens
+import ragit.text.scripts, ragit.text.tokens, ragit.text.morphemes
 print(json.dumps(sorted(m for m in sys.modules if m.startswith("ragit"))))
 """
 

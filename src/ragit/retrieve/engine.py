@@ -4,19 +4,20 @@ Candidates come from two indexes, each giving the ``want`` best chunks *of the
 selected snapshot* (ties by chunk id), so the candidate set is a function of the
 snapshot alone:
 
-* BM25 over two fields of the store's keyword index (:mod:`ragit.retrieve.keyword`;
+* BM25 over three fields of the store's keyword index (:mod:`ragit.retrieve.keyword`;
   ``en``: stemmed words; ``cjk``: character bigrams of Hangul/CJK runs, so Korean
-  particles do not hide a match), with statistics computed over the snapshot's own
-  chunks — never over the whole store, whose other commits would move the scores;
+  particles do not hide a match; ``ko``: Korean morphemes, matched to the question's
+  words by prefix), with statistics computed over the snapshot's own chunks — never
+  over the whole store, whose other commits would move the scores;
 * the exact (FLAT) vector index, searched store-wide with a growing ``k`` until
   ``want`` results fall inside the snapshot.
 
 Scores (all in [0, 1]):
 
-* ``scoreKeyword``: the two fields' BM25 added (both are in idf units, so a rare
-  Latin API name and a rare Hangul bigram of one mixed question count alike) and
-  divided by the sum's maximum over the candidate set; half of it is the chunk's
-  own, half its document's (:data:`DOC_WEIGHT`);
+* ``scoreKeyword``: the fields' BM25 added (all are in idf units, so a rare Latin API
+  name and a rare Hangul word of one mixed question count alike; the two Korean fields
+  weigh half each) and divided by the sum's maximum over the candidate set; half of it
+  is the chunk's own, half its document's (:data:`DOC_WEIGHT`);
 * ``scoreVector``: cosine similarity to the question, divided by its maximum over
   the candidate set (raw cosines of different embedders live in different
   ranges; dividing by the maximum keeps their ratios and puts them on the same
@@ -47,9 +48,24 @@ from typing import Any
 from ragit.retrieve.candidates import Rescorer
 from ragit.retrieve.candidates import Scored as _Scored
 from ragit.retrieve.citations import document_citation
-from ragit.retrieve.keyword import KeywordScores, best, bm25, score_of, snapshot_terms
+from ragit.retrieve.keyword import (
+    BIGRAM_WEIGHT,
+    DOC_WEIGHT,
+    MORPHEME_WEIGHT,
+    KeywordScores,
+    best,
+    blend,
+    bm25,
+    held_by,
+    mixed,
+    score_of,
+    snapshot_terms,
+    summed,
+    weighed_sum,
+)
 from ragit.snapshot.manifest import Manifest
 from ragit.text.korean import korean_content_words
+from ragit.text.morphemes import candidate_terms, question_morphemes
 from ragit.text.scripts import cjk_runs, script_weights
 from ragit.text.terms import cjk_terms, en_terms, query_terms
 
@@ -64,12 +80,6 @@ AUTHORITY_WEIGHTS = {
 }
 # retrieval.alpha measured for the offline n-gram embedding (local-placeholder).
 NGRAM_ALPHA = 0.3
-# Share of a field's keyword score that comes from the chunk's whole document (its BM25 over
-# the document's chunks together) rather than from the chunk alone. Chosen on half A of each
-# real development set (odd case numbers; 0.3-0.85 tried), confirmed on half B (nDCG@10 with
-# the default embedding): kep-dev-v1 A 0.7563 -> 0.8033, B 0.7804 -> 0.8024; ko-react-dev-v1
-# A 0.6788 -> 0.7189, B 0.6486 -> 0.7063 (docs/benchmarks.md).
-DOC_WEIGHT = 0.5
 # Hits a document contributes by default (retrieval.hits_per_document). Chosen on half A of each
 # real development set (1, 2, 3 and no limit tried), confirmed on half B (docs/benchmarks.md).
 HITS_PER_DOCUMENT = 1
@@ -292,6 +302,10 @@ def retrieve_durable(
     # exact score from both (BM25 of the whole snapshot is at hand, cosines are fetched).
     nominate = max(want * 4, 64)
     keyword_scores: list[KeywordScores] = []
+    ko_query: list[tuple[str, int]] = []
+    # What each field's BM25 counts for in the keyword score: the Latin-script words 1, the
+    # Hangul part once in all, half by its bigrams and half by its morphemes.
+    weights = (1.0, BIGRAM_WEIGHT, MORPHEME_WEIGHT)
     candidates: set[str] = set()
     if en_query or cjk_query:
         terms = reader.terms()
@@ -299,12 +313,20 @@ def retrieve_durable(
         if prefetch is not None:
             # A server-side index (the shared store) reads every term's postings in one
             # round trip; the local index reads them from its file as asked.
-            prefetch({"en": [t for t, _ in en_query], "cjk": [t for t, _ in cjk_query]})
+            prefetch(
+                {
+                    "en": [t for t, _ in en_query],
+                    "cjk": [t for t, _ in cjk_query],
+                    "ko": list(candidate_terms(question)) if cjk_query else [],
+                }
+            )
         documents = [doc.chunk_ids for doc in manifest.docs] if DOC_WEIGHT > 0 else ()
         st = snapshot_terms(terms, allowed, manifest, snapshot_sha, documents)
-        for field_name, query in (("en", en_query), ("cjk", cjk_query)):
+        if cjk_query:
+            ko_query = query_terms(question_morphemes(question, held_by(terms, st, "ko")))
+        for field_name, query in (("en", en_query), ("cjk", cjk_query), ("ko", ko_query)):
             keyword_scores.append(bm25(terms, st, field_name, query))
-        candidates.update(best(st, _mixed(_summed(keyword_scores)), nominate))
+        candidates.update(best(st, mixed(summed(keyword_scores, weights)), nominate))
     vec_hits: dict[str, float] = {}
     if question_vector is not None and alpha > 0:
         vec_hits = _restricted(
@@ -313,20 +335,17 @@ def retrieve_durable(
     candidates.update(vec_hits)
     if not candidates:
         return []
-    bm25_en: dict[str, float] = {}
-    bm25_cjk: dict[str, float] = {}
+    fields = ("en", "cjk", "ko")
+    raw_bm25: dict[str, dict[str, float]] = {f: {} for f in fields}
+    raw_doc: dict[str, dict[str, float]] = {f: {} for f in fields}
     cov_en: dict[str, float] = {}
     cov_cjk: dict[str, float] = {}
-    doc_en: dict[str, float] = {}
-    doc_cjk: dict[str, float] = {}
     if keyword_scores:
-        ks_en, ks_cjk = keyword_scores
-        bm25_en = score_of(st, ks_en.chunk, candidates)
-        bm25_cjk = score_of(st, ks_cjk.chunk, candidates)
-        cov_en = score_of(st, ks_en.coverage, candidates)
-        cov_cjk = score_of(st, ks_cjk.coverage, candidates)
-        doc_en = score_of(st, ks_en.document, candidates)
-        doc_cjk = score_of(st, ks_cjk.document, candidates)
+        for name, ks in zip(fields, keyword_scores, strict=True):
+            raw_bm25[name] = score_of(st, ks.chunk, candidates)
+            raw_doc[name] = score_of(st, ks.document, candidates)
+        cov_en = score_of(st, keyword_scores[0].coverage, candidates)
+        cov_cjk = score_of(st, keyword_scores[1].coverage, candidates)
     raw_cosine: dict[str, float] = {}
     owners = chunk_owners(manifest, candidates)
     if question_vector is not None and alpha > 0:
@@ -343,10 +362,9 @@ def retrieve_durable(
             for cid in candidates:
                 whole = max(doc_cosine[doc.document_id] for doc in owners[cid])
                 vec_hits[cid] = (1.0 - w) * vec_hits.get(cid, 0.0) + w * whole
-    max_en = max(bm25_en.values(), default=0.0)
-    max_cjk = max(bm25_cjk.values(), default=0.0)
-    sum_chunk = {cid: bm25_en.get(cid, 0.0) + bm25_cjk.get(cid, 0.0) for cid in candidates}
-    sum_doc = {cid: doc_en.get(cid, 0.0) + doc_cjk.get(cid, 0.0) for cid in candidates}
+    maxima = {f: max(raw_bm25[f].values(), default=0.0) for f in fields}
+    sum_chunk = {cid: weighed_sum(raw_bm25, cid, weights) for cid in candidates}
+    sum_doc = {cid: weighed_sum(raw_doc, cid, weights) for cid in candidates}
     max_chunk = max(sum_chunk.values(), default=0.0)
     max_doc = max(sum_doc.values(), default=0.0)
     max_vec = max(vec_hits.values(), default=0.0)
@@ -356,13 +374,17 @@ def retrieve_durable(
     ngram = _ngram_similarities(question, stored) if ngram_share > 0 else {}
     max_ngram = max(ngram.values(), default=0.0)
     w_total = w_en + w_cjk
-    # The fields are added as they are: each weighs 1 where the question has terms for it.
-    field_weights = {"en": float(bool(en_query)), "cjk": float(bool(cjk_query))}
+    # The fields are added with their weights where the question has terms for them.
+    field_weights = {
+        "en": float(bool(en_query)),
+        "cjk": weights[1] if cjk_query else 0.0,
+        "ko": weights[2] if ko_query else 0.0,
+    }
     authority_w = AUTHORITY_WEIGHTS["promoted_durable"]
     recency_w = 1.0
     scored: list[_Scored] = []
     for cid in candidates:
-        keyword = _blend(sum_chunk[cid], max_chunk, sum_doc[cid], max_doc)
+        keyword = blend(sum_chunk[cid], max_chunk, sum_doc[cid], max_doc)
         vector = vec_hits.get(cid, 0.0) / max_vec if max_vec > 0 else 0.0
         if question_vector is None or alpha <= 0:
             mode, a = "keyword", 0.0
@@ -402,8 +424,8 @@ def retrieve_durable(
         )
         raw: dict[str, Any] = {
             "keyword": {
-                "bm25": {"en": bm25_en.get(cid, 0.0), "cjk": bm25_cjk.get(cid, 0.0)},
-                "max": {"en": max_en, "cjk": max_cjk},
+                "bm25": {f: raw_bm25[f].get(cid, 0.0) for f in fields},
+                "max": maxima,
                 "fieldWeights": field_weights,
                 "sumMax": {"chunk": max_chunk, "document": max_doc},
             },
@@ -495,34 +517,6 @@ def _per_document(hits: list[Hit], limit: int) -> list[Hit]:
             kept.append(hit)
         seen[hit.document_id] = count + 1
     return kept
-
-
-def _blend(chunk: float, chunk_max: float, document: float, document_max: float) -> float:
-    """A field's keyword score in [0, 1]: the chunk's BM25 and its document's, each divided by
-    its maximum over the candidates, weighed by :data:`DOC_WEIGHT`."""
-    own = chunk / chunk_max if chunk_max > 0 else 0.0
-    if DOC_WEIGHT <= 0:
-        return own
-    whole = document / document_max if document_max > 0 else 0.0
-    return (1.0 - DOC_WEIGHT) * own + DOC_WEIGHT * whole
-
-
-def _summed(fields: list[KeywordScores]) -> KeywordScores:
-    """The fields' BM25 added, chunk by chunk and document by document."""
-    chunk = sum((ks.chunk for ks in fields[1:]), fields[0].chunk)
-    document = sum((ks.document for ks in fields[1:]), fields[0].document)
-    return KeywordScores(chunk, fields[0].coverage, document)
-
-
-def _mixed(ks: KeywordScores) -> Any:
-    """The nominating keyword score of every chunk (:func:`_blend` over the whole snapshot)."""
-    top = float(ks.chunk.max()) if len(ks.chunk) else 0.0
-    own = ks.chunk / top if top > 0 else ks.chunk
-    if DOC_WEIGHT <= 0:
-        return own
-    top_doc = float(ks.document.max()) if len(ks.document) else 0.0
-    whole = ks.document / top_doc if top_doc > 0 else ks.document
-    return (1.0 - DOC_WEIGHT) * own + DOC_WEIGHT * whole
 
 
 def _ngram_similarities(question: str, stored: dict[str, Any]) -> dict[str, float]:

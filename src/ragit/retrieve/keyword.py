@@ -20,7 +20,7 @@ changed is only where the statistics come from. Ties at the cut are broken by ch
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +31,20 @@ from ragit.store.terms import TermReader, keys_of
 
 K1 = 1.2
 B = 0.75
+# Share of a field's keyword score that comes from the chunk's whole document (its BM25 over
+# the document's chunks together) rather than from the chunk alone. Chosen on half A of each
+# real development set (odd case numbers; 0.3-0.85 tried), confirmed on half B (nDCG@10 with
+# the default embedding): kep-dev-v1 A 0.7563 -> 0.8033, B 0.7804 -> 0.8024; ko-react-dev-v1
+# A 0.6788 -> 0.7189, B 0.6486 -> 0.7063 (docs/benchmarks.md).
+DOC_WEIGHT = 0.5
+# How the two Korean fields make a question's Hangul keyword score: the BM25 of its bigrams
+# (``cjk``) and of its morphemes (``ko``), each weighed by half, so that together they weigh
+# as much as one field beside the Latin-script words. Chosen on half A of ko-react-dev-v1 and
+# ko-rustbook-dev-v1 (bigrams : morphemes 1:0, 0:1, 1:1, 0.5:1, 1:0.5, 0.3:1, 0.4:0.4,
+# 0.6:0.6, 0.4:0.6, 0.6:0.4, 0.3:0.5 and 0.5:0.5 tried), confirmed on half B
+# (docs/benchmarks.md).
+BIGRAM_WEIGHT = 0.5
+MORPHEME_WEIGHT = 0.5
 
 
 @dataclass(frozen=True)
@@ -95,6 +109,7 @@ def snapshot_terms(
     lengths = {
         "en": index.len_en[pos].astype(np.float64),
         "cjk": index.len_cjk[pos].astype(np.float64),
+        "ko": index.len_ko[pos].astype(np.float64),
     }
     avgdl = {f: (float(v.sum()) / len(v) if len(v) else 0.0) for f, v in lengths.items()}
     pair_doc = pair_slot = doc_lengths = None
@@ -186,6 +201,17 @@ def bm25(
     return KeywordScores(scores, covered / total if total > 0 else covered, doc_of_chunk)
 
 
+def held_by(terms: TermReader, st: SnapshotTerms, field: str) -> Callable[[str], bool]:
+    """Whether a term of ``field`` occurs in a chunk of the snapshot (not only elsewhere in
+    the store: the answer must not depend on what else it holds)."""
+
+    def held(term: str) -> bool:
+        post = terms.postings(field, term)
+        return bool(len(post)) and bool(np.any(st.slot[post["ord"]] >= 0))
+
+    return held
+
+
 def best(st: SnapshotTerms, scores: Any, want: int) -> list[str]:
     """The ids of the ``want`` highest positive ``scores``, best first, ties by chunk id."""
     hit = np.flatnonzero(scores > 0.0)
@@ -207,3 +233,39 @@ def score_of(st: SnapshotTerms, scores: Any, chunk_ids: set[str]) -> dict[str, f
         if p < st.n and st.ids[p] == cid and scores[p] > 0.0:
             out[cid] = float(scores[p])
     return out
+
+
+def blend(chunk: float, chunk_max: float, document: float, document_max: float) -> float:
+    """A field's keyword score in [0, 1]: the chunk's BM25 and its document's, each divided by
+    its maximum over the candidates, weighed by :data:`DOC_WEIGHT`."""
+    own = chunk / chunk_max if chunk_max > 0 else 0.0
+    if DOC_WEIGHT <= 0:
+        return own
+    whole = document / document_max if document_max > 0 else 0.0
+    return (1.0 - DOC_WEIGHT) * own + DOC_WEIGHT * whole
+
+
+def summed(fields: list[KeywordScores], weights: tuple[float, ...]) -> KeywordScores:
+    """The fields' BM25 added with their weights, chunk by chunk and document by document."""
+    chunk = sum((w * ks.chunk for ks, w in zip(fields, weights, strict=True)))
+    document = sum((w * ks.document for ks, w in zip(fields, weights, strict=True)))
+    return KeywordScores(chunk, fields[0].coverage, document)
+
+
+def weighed_sum(scores: dict[str, dict[str, float]], cid: str, weights: tuple[float, ...]) -> float:
+    """A candidate's BM25 over the fields (``en``, ``cjk``, ``ko``), weighed."""
+    total = 0.0
+    for values, w in zip(scores.values(), weights, strict=True):
+        total += w * values.get(cid, 0.0)
+    return total
+
+
+def mixed(ks: KeywordScores) -> Any:
+    """The nominating keyword score of every chunk (:func:`_blend` over the whole snapshot)."""
+    top = float(ks.chunk.max()) if len(ks.chunk) else 0.0
+    own = ks.chunk / top if top > 0 else ks.chunk
+    if DOC_WEIGHT <= 0:
+        return own
+    top_doc = float(ks.document.max()) if len(ks.document) else 0.0
+    whole = ks.document / top_doc if top_doc > 0 else ks.document
+    return (1.0 - DOC_WEIGHT) * own + DOC_WEIGHT * whole

@@ -13,10 +13,11 @@ carries it with the rows it describes (zvec 0.8 ignores files it does not know):
 
 ``info(key, value)``
     ``version`` (:data:`VERSION`: this layout and :data:`ragit.text.terms.TERMS_VERSION`),
+    ``analyzer`` (:func:`ragit.text.morphemes.analyzer`: what split the ``ko`` field),
     ``seq`` (the last block number), ``instance`` (a random number naming this index's
     ordinals: set when the index is created, or emptied for other term rules; a writer adds
     it to an index of an older RAGit).
-``chunk(ord INTEGER PRIMARY KEY, key UNIQUE, len_en, len_cjk, live)``
+``chunk(ord INTEGER PRIMARY KEY, key UNIQUE, len_en, len_cjk, len_ko, live)``
     One row per chunk ever indexed: a small ordinal local to this file, its key (the
     16-hex-digit chunk id as a signed 64-bit integer), its length in terms per field, and
     whether the collection holds it.
@@ -56,31 +57,39 @@ import numpy as np
 
 from ragit.contract.errors import SnapshotStoreUnavailable
 from ragit.store.rows import ChunkRow
-from ragit.text.terms import TERMS_VERSION, cjk_terms, en_terms
+from ragit.text.morphemes import analyzer
+from ragit.text.terms import TERMS_VERSION, field_terms
 
 TERMS_NAME = "ragit-terms.sqlite"
 # Beside the index in a reader copy: the chunk table as one int64 array (a cache, derived).
 CHUNKS_NAME = "ragit-terms.chunks.npy"
-_CHUNKS_MAGIC = 0x52475443484B5332  # "RGTCHKS2"
+_CHUNKS_MAGIC = 0x52475443484B5333  # "RGTCHKS3"
 # The file's layout; with the term rules it makes the version an index records.
-LAYOUT = 1
+LAYOUT = 2
 VERSION = f"layout-{LAYOUT}/{TERMS_VERSION}"
-FIELDS = ("en", "cjk")
+FIELDS = ("en", "cjk", "ko")
+# Columns of the chunk table (and of its .npy copy): key, ord, one length per field, live.
+_COLUMNS = 3 + len(FIELDS)
 MERGE_BLOCKS = 8
 POSTING = np.dtype([("ord", "<u4"), ("tf", "<u2")])
 _CHUNK_BATCH = 500
 # Up to this many ids, TermReader.missing looks keys up instead of reading the chunk table.
 LOOKUP_MAX = 2_000
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS info(key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS chunk(
-  ord INTEGER PRIMARY KEY, key INTEGER NOT NULL UNIQUE,
-  len_en INTEGER NOT NULL, len_cjk INTEGER NOT NULL, live INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS block(
-  field INTEGER NOT NULL, term TEXT NOT NULL, seq INTEGER NOT NULL, data BLOB NOT NULL,
-  PRIMARY KEY(field, term, seq)) WITHOUT ROWID;
-"""
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS info(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS chunk("
+    "ord INTEGER PRIMARY KEY, key INTEGER NOT NULL UNIQUE, len_en INTEGER NOT NULL, "
+    "len_cjk INTEGER NOT NULL, len_ko INTEGER NOT NULL, live INTEGER NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS block("
+    "field INTEGER NOT NULL, term TEXT NOT NULL, seq INTEGER NOT NULL, data BLOB NOT NULL, "
+    "PRIMARY KEY(field, term, seq)) WITHOUT ROWID",
+)
+_SELECT_CHUNKS = "SELECT key, ord, len_en, len_cjk, len_ko, live FROM chunk"
+_SELECT_CHUNKS_BY_KEY = (
+    "SELECT key, ord, len_en, len_cjk, len_ko, live FROM chunk "
+    "WHERE key IN (SELECT value FROM json_each(?))"
+)
 
 _HEX = frozenset("0123456789abcdef")
 
@@ -122,18 +131,16 @@ _INDEX_SLICE = 8192  # rows whose terms are split and sorted at once
 
 
 def _postings(
-    texts: list[str],
-    split: Any,
+    split_texts: list[list[str]],
     first: int,
     lengths: list[int],
     out: dict[str, list[bytes]],
 ) -> None:
-    """Split ``texts`` (the rows of ordinals ``first``, ``first + 1`` …) into terms; append each
-    text's length to ``lengths`` and each term's packed postings to ``out[term]``."""
+    """Index the terms of ``split_texts`` (the rows of ordinals ``first``, ``first + 1`` …):
+    append each row's length to ``lengths`` and each term's packed postings to ``out[term]``."""
     terms: list[str] = []
     sizes: list[int] = []
-    for text in texts:
-        part = split(text)
+    for part in split_texts:
         sizes.append(len(part))
         terms.extend(part)
     lengths.extend(sizes)
@@ -145,7 +152,7 @@ def _postings(
     ids = np.fromiter(
         map(vocab.setdefault, terms, range(len(terms))), dtype=np.int64, count=len(terms)
     )
-    n = len(texts)
+    n = len(split_texts)
     pair = ids * n + np.repeat(np.arange(n), np.asarray(sizes, dtype=np.int64))
     unique, tf = np.unique(pair, return_counts=True)
     term_of = unique // n
@@ -158,6 +165,12 @@ def _postings(
         out.setdefault(terms[int(term_of[a])], []).append(postings[a:b].tobytes())
 
 
+def split_rows(rows: Sequence[ChunkRow]) -> tuple[list[list[str]], ...]:
+    """The terms of each row, per field of :data:`FIELDS` (the shared store indexes rows
+    the same way)."""
+    return field_terms([r.search_en for r in rows], [r.search_cjk for r in rows])
+
+
 class TermWriter:
     """The keyword index of one collection directory, open for writing (under the lock)."""
 
@@ -168,25 +181,34 @@ class TermWriter:
     def open(cls, collection_dir: Path) -> TermWriter:
         """Open (creating when missing) the index of ``collection_dir``.
 
-        An index built under other term rules (another :data:`VERSION`) is emptied in one
-        transaction and stamped with this version: its statistics describe text split another
-        way, so it is never mixed with new postings. The store writer then indexes every
-        stored row again (:meth:`count` is below the collection's).
+        An index built under other term rules (another :data:`VERSION`, or another
+        morphological analyzer for the ``ko`` field) is emptied in one transaction and
+        stamped with these rules: its statistics describe text split another way, so it is
+        never mixed with new postings. The store writer then indexes every stored row again
+        (:meth:`count` is below the collection's).
 
         Raises:
             SnapshotStoreUnavailable: the file is not a RAGit keyword index.
         """
         try:
             con = sqlite3.connect(index_path(collection_dir), isolation_level=None)
-            con.executescript(_SCHEMA)
+            for statement in _SCHEMA:
+                con.execute(statement)
             row = con.execute("SELECT value FROM info WHERE key='version'").fetchone()
+            used = con.execute("SELECT value FROM info WHERE key='analyzer'").fetchone()
             if row is None:
                 con.execute("INSERT INTO info VALUES('version', ?)", (VERSION,))
-            elif row[0] != VERSION:
+                con.execute("INSERT OR REPLACE INTO info VALUES('analyzer', ?)", (analyzer(),))
+            elif row[0] != VERSION or used is None or used[0] != analyzer():
                 con.execute("BEGIN IMMEDIATE")
-                con.execute("DELETE FROM block")
-                con.execute("DELETE FROM chunk")
+                # An older layout's tables have other columns: made again, not emptied.
+                con.execute("DROP TABLE IF EXISTS block")
+                con.execute("DROP TABLE IF EXISTS chunk")
+                for statement in _SCHEMA:
+                    con.execute(statement)
                 con.execute("UPDATE info SET value=? WHERE key='version'", (VERSION,))
+                con.execute("INSERT OR REPLACE INTO info VALUES('analyzer', ?)", (analyzer(),))
+                con.execute("DELETE FROM info WHERE key='seq'")
                 con.execute("DELETE FROM info WHERE key='instance'")
                 con.execute("COMMIT")
             if con.execute("SELECT value FROM info WHERE key='instance'").fetchone() is None:
@@ -259,25 +281,24 @@ class TermWriter:
         first = int(top) + 1
         row = con.execute("SELECT value FROM info WHERE key='seq'").fetchone()
         seq = int(row[0]) + 1 if row else 1
-        lengths: list[list[int]] = [[], []]
+        lengths: list[list[int]] = [[] for _ in FIELDS]
         # Per field, each term's postings in ordinal order: slices of rows are split one after
         # the other (a slice's arrays, not the whole write's, are in memory at once).
-        parts: list[dict[str, list[bytes]]] = [{}, {}]
+        parts: list[dict[str, list[bytes]]] = [{} for _ in FIELDS]
         for start in range(0, len(rows), _INDEX_SLICE):
             piece = rows[start : start + _INDEX_SLICE]
-            for field, split in enumerate((en_terms, cjk_terms)):
-                texts = [r.search_en if field == 0 else r.search_cjk for r in piece]
-                _postings(texts, split, first + start, lengths[field], parts[field])
+            for field, split_texts in enumerate(split_rows(piece)):
+                _postings(split_texts, first + start, lengths[field], parts[field])
         blocks = [
             (field, term, seq, data[0] if len(data) == 1 else b"".join(data))
-            for field in (0, 1)
+            for field in range(len(FIELDS))
             for term, data in parts[field].items()
         ]
         chunks = [
-            (first + i, chunk_key(r.chunk_id), lengths[0][i], lengths[1][i], 1)
+            (first + i, chunk_key(r.chunk_id), lengths[0][i], lengths[1][i], lengths[2][i], 1)
             for i, r in enumerate(rows)
         ]
-        con.executemany("INSERT INTO chunk VALUES(?,?,?,?,?)", chunks)
+        con.executemany("INSERT INTO chunk VALUES(?,?,?,?,?,?)", chunks)
         con.executemany("INSERT INTO block VALUES(?,?,?,?)", blocks)
         con.execute("INSERT OR REPLACE INTO info VALUES('seq', ?)", (str(seq),))
         self._merge_crowded(seq)
@@ -337,6 +358,7 @@ class Chunks:
     ords: Any  # int64, aligned with keys
     len_en: Any  # int64, aligned with keys
     len_cjk: Any  # int64, aligned with keys
+    len_ko: Any  # int64, aligned with keys
     live: Any  # bool, aligned with keys
     size: int  # max ordinal + 1
 
@@ -387,7 +409,8 @@ class TermReader:
                 ords=table[:, 1].copy(),
                 len_en=table[:, 2].copy(),
                 len_cjk=table[:, 3].copy(),
-                live=table[:, 4] == 1,
+                len_ko=table[:, 4].copy(),
+                live=table[:, 5] == 1,
                 size=int(table[:, 1].max()) + 1 if len(table) else 0,
             )
         return self._chunks
@@ -409,7 +432,9 @@ class TermReader:
             stamp = self._stamp()
         except (OSError, ValueError):
             return None
-        if data.ndim != 2 or data.shape[1] != 5 or data.shape[0] < 1 or data.dtype != np.int64:
+        if data.ndim != 2 or data.dtype != np.int64:
+            return None
+        if data.shape[1] != _COLUMNS or data.shape[0] < 1:
             return None
         head = data[0].tolist()
         if head[:4] != stamp or head[4] != data.shape[0] - 1:
@@ -417,8 +442,8 @@ class TermReader:
         return data[1:]
 
     def _read_table(self) -> Any:
-        rows = self._read("SELECT key, ord, len_en, len_cjk, live FROM chunk ORDER BY key", ())
-        return np.array(rows, dtype=np.int64).reshape(-1, 5)
+        rows = self._read(_SELECT_CHUNKS + " ORDER BY key", ())
+        return np.array(rows, dtype=np.int64).reshape(-1, _COLUMNS)
 
     def _derived_table(self, base: Path, touched: Iterable[str]) -> Any:
         """The chunk table of this index from the table of ``base`` (the collection directory
@@ -436,23 +461,20 @@ class TermReader:
             return None  # another index (rebuilt, emptied, older): its ordinals differ
         top = int(old[:, 1].max()) if len(old) else -1
         keys = [int(k) for k in keys_of(sorted(set(touched))).tolist()]
-        by_key = (
-            "SELECT key, ord, len_en, len_cjk, live FROM chunk "
-            "WHERE key IN (SELECT value FROM json_each(?))"
-        )
+        by_key = _SELECT_CHUNKS_BY_KEY
         again = [
             row
             for start in range(0, len(keys), _CHUNK_BATCH)
             for row in self._read(by_key, (json.dumps(keys[start : start + _CHUNK_BATCH]),))
         ]
-        later = "SELECT key, ord, len_en, len_cjk, live FROM chunk WHERE ord > ?"
+        later = _SELECT_CHUNKS + " WHERE ord > ?"
         added = self._read(later, (top,))
-        fresh = np.array(again + added, dtype=np.int64).reshape(-1, 5)
+        fresh = np.array(again + added, dtype=np.int64).reshape(-1, _COLUMNS)
         fresh = fresh[np.unique(fresh[:, 1], return_index=True)[1]]  # a row read twice: once
         table = np.concatenate([old[~np.isin(old[:, 1], fresh[:, 1])], fresh])
         table = table[np.argsort(table[:, 0], kind="stable")]
         ((total, live),) = self._read("SELECT count(*), coalesce(sum(live), 0) FROM chunk", ())
-        if len(table) != total or int(table[:, 4].sum()) != live:
+        if len(table) != total or int(table[:, -1].sum()) != live:
             return None
         if len(table) and bool(np.any(table[1:, 0] == table[:-1, 0])):
             return None
@@ -476,7 +498,8 @@ class TermReader:
                 table = None
         if table is None:
             table = self._read_table()
-        head = np.array([[*self._stamp(), len(table)]], dtype=np.int64)
+        stamp = [*self._stamp(), len(table)]
+        head = np.array([stamp + [0] * (_COLUMNS - len(stamp))], dtype=np.int64)
         final = self.path.with_name(CHUNKS_NAME)
         tmp = final.with_name(f".{CHUNKS_NAME}.{os.getpid()}.{uuid.uuid4().hex[:8]}")
         try:

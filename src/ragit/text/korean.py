@@ -60,7 +60,9 @@ def strip_particle(word: str, min_stem: int = MIN_STEM) -> str:
     return word
 
 
-def _is_function_word(word: str) -> bool:
+def is_function_word(word: str) -> bool:
+    """Whether ``word`` is a one-syllable pronoun or bound noun with a case particle
+    (``그는``, ``것을``, ``수가``)."""
     return len(word) == 2 and word[0] in FUNCTION_SYLLABLES and word[1] in CASE_PARTICLES
 
 
@@ -72,7 +74,7 @@ def korean_content_words(text: str) -> list[str]:
     """
     out: list[str] = []
     for word in text.split():
-        if word in STOP_WORDS or _is_function_word(word):
+        if word in STOP_WORDS or is_function_word(word):
             continue
         stem = strip_particle(word)
         if stem and stem not in STOP_WORDS:

@@ -1,6 +1,6 @@
 """The terms of RAGit's keyword index: what a chunk and a question are split into.
 
-Two fields, each with its own term rule, used the same way at ingest (the chunk's
+Three fields, each with its own term rule, used the same way at ingest (the chunk's
 ``search_en`` / ``search_cjk`` text) and for the question:
 
 * ``en`` — words as Unicode word segmentation (UAX #29) draws them, which is what a
@@ -13,7 +13,10 @@ Two fields, each with its own term rule, used the same way at ingest (the chunk'
   types;
 * ``cjk`` — character bigrams inside each run of Hangul/kana/Han
   (:data:`~ragit.text.scripts.CJK_RUN`), so Korean particles do not hide a match
-  (``커밋을`` and ``커밋`` share ``커밋``). A one-character run has no bigram.
+  (``커밋을`` and ``커밋`` share ``커밋``). A one-character run has no bigram;
+* ``ko`` — Korean morphemes of the same runs (nouns, verb and adjective stems), found by a
+  morphological analyzer at ingest (:mod:`ragit.text.morphemes`); a question's words are
+  matched to the morphemes a snapshot holds, never analysed.
 
 :data:`TERMS_VERSION` names these rules. The keyword index records it; an index built
 under other rules is rebuilt, never mixed (its statistics would no longer describe the
@@ -26,10 +29,12 @@ are memoized per word, since a corpus repeats a small vocabulary.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import lru_cache
 
 import Stemmer
 
+from ragit.text.morphemes import morpheme_terms_batch
 from ragit.text.scripts import CJK_RUN, CJK_RUN_CLASS
 
 # A word: letters, digits and ``_`` outside the CJK runs, joined across ' ’ . between two of
@@ -40,7 +45,10 @@ _WORD = re.compile(rf"{_LETTER}+(?:['\u2019.]{_LETTER}+)*")
 # The same words in lower-cased ASCII text (no CJK run, no U+2019), about a third faster.
 _ASCII_WORD = re.compile(r"[a-z0-9_]+(?:['.][a-z0-9_]+)*")
 
-TERMS_VERSION = "terms-2"
+# Splits a joined word into its parts (``.`` and ``_``; an apostrophe's clitic is no part).
+_JOINER = re.compile(r"[._]+")
+
+TERMS_VERSION = "terms-3"
 MAX_TERM = 40
 
 _STEMMER = Stemmer.Stemmer("english")
@@ -52,12 +60,20 @@ def _stem(word: str) -> str:
 
 
 def en_terms(text: str) -> list[str]:
-    """The ``en`` terms of ``text``, in order (repeats kept)."""
+    """The ``en`` terms of ``text``: each word's stem, in order (repeats kept), then the
+    parts of each word joined by ``.`` or ``_`` (``React.lazy`` → ``react.lazi``, then
+    ``react``, ``lazi``; ``generic_associated_types`` → …, ``generic``, ``associ``,
+    ``type``), so an identifier is found by its parts and a part by the identifier."""
     lowered = text.lower()
     words = (_ASCII_WORD if lowered.isascii() else _WORD).findall(lowered)
     if words and max(map(len, words)) > MAX_TERM:
         words = [w for w in words if len(w) <= MAX_TERM]
-    return list(map(_stem, words))
+    out = list(map(_stem, words))
+    if "." in lowered or "_" in lowered:
+        for word in words:
+            if "." in word or "_" in word:
+                out.extend(_stem(part) for part in _JOINER.split(word) if len(part) > 1)
+    return out
 
 
 def cjk_terms(text: str) -> list[str]:
@@ -66,6 +82,18 @@ def cjk_terms(text: str) -> list[str]:
     for run in CJK_RUN.findall(text.lower()):
         out.extend(run[i : i + 2] for i in range(len(run) - 1))
     return out
+
+
+def field_terms(
+    search_en: Sequence[str], search_cjk: Sequence[str]
+) -> tuple[list[list[str]], list[list[str]], list[list[str]]]:
+    """The terms of each of a batch of texts in the three fields, in field order: ``en`` of
+    ``search_en``, ``cjk`` and ``ko`` of ``search_cjk`` (what every keyword index stores)."""
+    return (
+        [en_terms(text) for text in search_en],
+        [cjk_terms(text) for text in search_cjk],
+        morpheme_terms_batch(search_cjk),
+    )
 
 
 def query_terms(terms: list[str]) -> list[tuple[str, int]]:

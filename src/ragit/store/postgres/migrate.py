@@ -9,6 +9,8 @@ run killed between steps resumes at the next one.
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,6 +18,7 @@ import psycopg
 
 from ragit.store.postgres.connection import connect, register_vector, translated, unavailable
 from ragit.store.postgres.steps import SCHEMA_VERSION, STEPS, current_version
+from ragit.text.terms import field_terms
 
 # pg_advisory_lock key of migrations ("ragit-mg" as a big-endian int64).
 MIGRATE_LOCK = int.from_bytes(b"ragit-mg", "big")
@@ -87,6 +90,50 @@ def migrate() -> Migration:
         conn.close()
 
 
+_BACKFILL_BATCH = 2_000
+
+
+def _index_terms_3(conn: psycopg.Connection[Any]) -> None:
+    """Version 3: every stored chunk's keyword terms under the rules of ``terms-3``, as a
+    writer of this version would have written them (:func:`ragit.text.terms.field_terms`):
+    its ``en`` postings and ``len_en`` again (joined words are now also indexed by their
+    parts), and its ``ko`` postings and ``len_ko`` (the Korean morphemes of ``search_cjk``).
+    ``cjk`` is unchanged."""
+    with conn.cursor() as cur:
+        cur.execute(
+            "SELECT namespace_id, chunk_id, search_en, search_cjk FROM ragit_chunks "
+            "ORDER BY namespace_id, chunk_id"
+        )
+        rows = cur.fetchall()
+        cur.execute("DELETE FROM ragit_chunk_terms WHERE field = 0")
+    for start in range(0, len(rows), _BACKFILL_BATCH):
+        part = rows[start : start + _BACKFILL_BATCH]
+        en_terms, _cjk, ko_terms = field_terms([str(r[2]) for r in part], [str(r[3]) for r in part])
+        with conn.cursor() as cur:
+            cur.executemany(
+                "UPDATE ragit_chunks SET len_en = %s, len_ko = %s "
+                "WHERE namespace_id = %s AND chunk_id = %s",
+                [
+                    (len(en), len(ko), r[0], r[1])
+                    for r, en, ko in zip(part, en_terms, ko_terms, strict=True)
+                ],
+            )
+            postings = sorted(
+                (int(r[0]), field, term, str(r[1]), tf)
+                for field, split_texts in ((0, en_terms), (2, ko_terms))
+                for r, terms in zip(part, split_texts, strict=True)
+                for term, tf in Counter(terms).items()
+            )
+            with cur.copy(
+                "COPY ragit_chunk_terms(namespace_id, field, term, chunk_id, tf) FROM STDIN"
+            ) as copy:
+                for namespace_id, field, term, cid, tf in postings:
+                    copy.write_row((namespace_id, field, term, cid, tf))
+
+
+_BACKFILLS: dict[int, Callable[[psycopg.Connection[Any]], None]] = {3: _index_terms_3}
+
+
 def _migrate(conn: psycopg.Connection[Any]) -> Migration:
     conn.execute("SELECT pg_advisory_lock(%s)", (MIGRATE_LOCK,))
     try:
@@ -98,6 +145,9 @@ def _migrate(conn: psycopg.Connection[Any]) -> Migration:
             step = STEPS[version - 1]
             with conn.transaction():
                 conn.execute(step.sql.encode())
+                backfill = _BACKFILLS.get(version)
+                if backfill is not None:
+                    backfill(conn)
                 conn.execute(
                     "INSERT INTO ragit_schema_version(version, description) VALUES (%s, %s)",
                     (version, step.description),

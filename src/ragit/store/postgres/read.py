@@ -112,7 +112,7 @@ class SnapshotTermIndex:
         """Every chunk of the snapshot with its lengths (read once), sorted by key."""
         if self._chunks is None:
             rows = self._reader._rows(
-                "SELECT c.chunk_id, c.len_en, c.len_cjk FROM ragit_snapshot_chunks s "
+                "SELECT c.chunk_id, c.len_en, c.len_cjk, c.len_ko FROM ragit_snapshot_chunks s "
                 "JOIN ragit_chunks c ON c.namespace_id = %s AND c.chunk_id = s.chunk_id "
                 "WHERE s.snapshot_id = %s",
                 (self._snapshot.namespace_id, self._snapshot.snapshot_id),
@@ -121,12 +121,13 @@ class SnapshotTermIndex:
             keys = keys_of(ids) if ids else np.empty(0, dtype=np.int64)
             order = np.argsort(keys, kind="stable")
             self._ord = {cid: i for i, cid in enumerate(ids)}
-            lens = np.array([(r[1], r[2]) for r in rows], dtype=np.int64).reshape(-1, 2)
+            lens = np.array([r[1:4] for r in rows], dtype=np.int64).reshape(-1, 3)
             self._chunks = Chunks(
                 keys=keys[order],
                 ords=np.arange(len(ids), dtype=np.int64)[order],
                 len_en=lens[order, 0],
                 len_cjk=lens[order, 1],
+                len_ko=lens[order, 2],
                 live=np.ones(len(ids), dtype=bool),
                 size=len(ids),
             )
@@ -164,11 +165,13 @@ class SnapshotTermIndex:
         rows = self._reader._rows(
             "SELECT t.field, t.term, t.chunk_id, t.tf FROM ragit_chunk_terms t "
             "WHERE t.namespace_id = %s AND ((t.field = 0 AND t.term = ANY(%s::text[])) "
-            "OR (t.field = 1 AND t.term = ANY(%s::text[])))",
+            "OR (t.field = 1 AND t.term = ANY(%s::text[])) "
+            "OR (t.field = 2 AND t.term = ANY(%s::text[])))",
             (
                 self._snapshot.namespace_id,
                 [t for f, t in wanted if f == FIELDS[0]],
                 [t for f, t in wanted if f == FIELDS[1]],
+                [t for f, t in wanted if f == FIELDS[2]],
             ),
         )
         found: dict[tuple[str, str], list[tuple[int, int]]] = {key: [] for key in wanted}

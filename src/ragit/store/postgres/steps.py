@@ -13,13 +13,15 @@ Tables (every name prefixed ``ragit_``, so the store can share a database):
     ``embedding.namespaceId``). Each has its own partial HNSW index over its vectors, made
     when the namespace is first written (its dimension fixes the index's type).
 ``ragit_chunks(namespace_id, chunk_id, text, search_en, search_cjk, section_title,
-heading_path, token_count, len_en, len_cjk, embedding)``
+heading_path, token_count, len_en, len_cjk, embedding, len_ko)``
     One row per content-addressed chunk per namespace, written once and never changed
-    (the id is a hash of the content). ``len_en``/``len_cjk`` are the chunk's length in
-    keyword terms per field (:mod:`ragit.text.terms`).
+    (the id is a hash of the content). ``len_en``/``len_cjk``/``len_ko`` are the chunk's
+    length in keyword terms per field (:mod:`ragit.text.terms`).
 ``ragit_chunk_terms(namespace_id, field, term, chunk_id, tf)``
     Keyword postings: how often each term occurs in each chunk, per field (0 = ``en``,
-    1 = ``cjk``). BM25's statistics are computed from these per snapshot at query time.
+    1 = ``cjk``, 2 = ``ko``; ``len_ko`` since version 3, whose migration indexes the chunks
+    already stored again under the term rules ``terms-3``). BM25's statistics are computed
+    from these per snapshot at query time.
     Written only by the transaction that inserts the chunk, deleted only by the security
     purge that deletes it (no foreign key since version 2: checking it per row dominated
     bulk loads).
@@ -106,10 +108,21 @@ ALTER TABLE ragit_chunk_terms
   DROP CONSTRAINT IF EXISTS ragit_chunk_terms_namespace_id_chunk_id_fkey;
 """,
     ),
+    Step(
+        "Korean morphemes: the keyword field ko (terms-3)",
+        # The rows already stored are indexed again under terms-3 (their en terms, and their
+        # ko morphemes) in the same transaction, by ragit.store.postgres.migrate.
+        """
+ALTER TABLE ragit_chunks ADD COLUMN len_ko integer NOT NULL DEFAULT 0;
+ALTER TABLE ragit_chunk_terms DROP CONSTRAINT IF EXISTS ragit_chunk_terms_field_check;
+ALTER TABLE ragit_chunk_terms ADD CONSTRAINT ragit_chunk_terms_field_check
+  CHECK (field IN (0, 1, 2));
+""",
+    ),
 )
 
 SCHEMA_VERSION = len(STEPS)
-FIELDS = ("en", "cjk")
+FIELDS = ("en", "cjk", "ko")
 # A namespace gets its HNSW graph once it holds this many rows: below, an exact scan is
 # as fast as the graph (reads are exact by default anyway) and a load builds nothing.
 GRAPH_MIN_ROWS = 10_000

@@ -71,7 +71,7 @@ from ragit.store.postgres.steps import (
     index_name,
 )
 from ragit.store.rows import ChunkRow
-from ragit.text.terms import cjk_terms, en_terms
+from ragit.text.terms import field_terms
 
 _SHA = frozenset("0123456789abcdef")
 # A write loads without the HNSW graph when it adds at least this many rows and at least
@@ -82,7 +82,7 @@ BULK_RATIO = 0.1
 # Memory for building a namespace's graph (pgvector builds it in memory while it fits).
 BUILD_MEMORY = "1GB"
 # Column types of the binary COPYs (staged chunks; postings).
-_STAGE_TYPES = ("int4", *["text"] * 6, "int4", "int4", "int4", "vector")
+_STAGE_TYPES = ("int4", *["text"] * 6, "int4", "int4", "int4", "vector", "int4")
 _TERM_TYPES = ("int4", "int2", "text", "text", "int4")
 
 
@@ -502,6 +502,12 @@ class PgWriter:
                 )
         if len(unique) >= BULK_MIN_ROWS and not self._loading:
             self._plan([r.chunk_id for r in unique])
+        # Split before the transaction: the morphological analysis is the slow part.
+        split = field_terms([r.search_en for r in unique], [r.search_cjk for r in unique])
+        terms = {
+            r.chunk_id: (Counter(en), Counter(cjk), Counter(ko))
+            for r, en, cjk, ko in zip(unique, *split, strict=True)
+        }
         with translated(writer=True), self._conn.transaction(), self._conn.cursor() as cur:
             namespace_id = self._begin(cur)
             if not unique:
@@ -511,14 +517,11 @@ class PgWriter:
             # print here and parse on the server).
             with cur.copy(
                 "COPY ragit_stage_chunks(namespace_id, chunk_id, text, search_en, search_cjk, "
-                "section_title, heading_path, token_count, len_en, len_cjk, embedding) "
+                "section_title, heading_path, token_count, len_en, len_cjk, embedding, len_ko) "
                 "FROM STDIN (FORMAT BINARY)"
             ) as copy:
                 copy.set_types(_STAGE_TYPES)
-                terms: dict[str, tuple[Counter[str], Counter[str]]] = {}
-                for r in unique:
-                    en, cjk = en_terms(r.search_en), cjk_terms(r.search_cjk)
-                    terms[r.chunk_id] = (Counter(en), Counter(cjk))
+                for r, en, cjk, ko in zip(unique, *split, strict=True):
                     copy.write_row(
                         (
                             namespace_id,
@@ -532,6 +535,7 @@ class PgWriter:
                             len(en),
                             len(cjk),
                             np.asarray(r.vector, dtype=np.float32),
+                            len(ko),
                         )
                     )
             # In chunk id order: concurrent writers of overlapping rows then wait on each
