@@ -4,20 +4,17 @@ Runs before zvec is imported. An unsupported Python or platform, or a zvec that
 cannot load, ends the process with one clear line on stderr and exit 3 — never
 a native crash or a traceback. Loading zvec is probed once in a child process
 (a broken native build can kill its process outright) and the verdict is
-cached per (python, platform, zvec version) in the user cache directory.
+cached per (python, kernel, installed zvec files) in the user cache directory.
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
-import platform
-import subprocess
 import sys
-from pathlib import Path
 
-from ragit import _json
+TYPE_CHECKING = False  # typing itself is not imported on the way to `--version`
+if TYPE_CHECKING:
+    from pathlib import Path
 
 SUPPORTED_PLATFORMS = {
     ("linux", "x86_64"),
@@ -41,12 +38,16 @@ def check_interpreter() -> None:
         RuntimeUnsupported: with the line to print.
     """
     if sys.version_info < (3, 10) or sys.implementation.name != "cpython":
+        import platform
+
         version = platform.python_version()
         raise RuntimeUnsupported(
             f"unsupported Python runtime: {sys.implementation.name} {version} "
             f"(supported: {SUPPORTED_TEXT})"
         )
-    key = (sys.platform if sys.platform != "linux2" else "linux", platform.machine().lower())
+    # os.uname() is what platform.machine() reads on POSIX, without importing platform.
+    machine = os.uname().machine if hasattr(os, "uname") else ""
+    key = (sys.platform if sys.platform != "linux2" else "linux", machine.lower())
     if key not in SUPPORTED_PLATFORMS:
         raise RuntimeUnsupported(
             f"zvec not supported on this platform: {key[0]}/{key[1]} (supported: {SUPPORTED_TEXT})"
@@ -60,6 +61,30 @@ def _zvec_version() -> str | None:
         return metadata.version("zvec")
     except metadata.PackageNotFoundError:
         return None
+
+
+def _zvec_identity() -> str | None:
+    """What the probe's verdict is cached for, as cheaply as a path search: the installed
+    zvec package's location with the size and mtime of its ``__init__`` (an upgrade or
+    reinstall rewrites it), the interpreter and the kernel. None: zvec is not installed.
+    (``importlib.metadata`` would scan every installed distribution on each command.)"""
+    from importlib.util import find_spec
+
+    try:
+        spec = find_spec("zvec")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or spec.origin is None:
+        return None
+    try:
+        info = os.stat(spec.origin)
+    except OSError:
+        return None
+    uname = os.uname()
+    return (
+        f"{sys.version}|{uname.sysname}-{uname.release}-{uname.machine}|"
+        f"{spec.origin}|{info.st_size}|{info.st_mtime_ns}"
+    )
 
 
 def _probe_cache_path() -> Path:
@@ -78,12 +103,13 @@ def check_zvec() -> None:
         raise RuntimeUnsupported(
             f"zvec cannot load on this machine (forced) (supported: {SUPPORTED_TEXT})"
         )
-    version = _zvec_version()
-    if version is None:
+    from ragit import _json
+
+    key = _zvec_identity()
+    if key is None:
         raise RuntimeUnsupported(
             "zvec is not installed; reinstall ragit-cli (pip install ragit-cli)"
         )
-    key = f"{sys.version}|{platform.platform()}|{version}"
     cache = _probe_cache_path()
     try:
         cached = _json.loads(cache.read_text(encoding="utf-8"))
@@ -91,6 +117,11 @@ def check_zvec() -> None:
             return
     except (OSError, ValueError):
         pass
+    import contextlib
+    import json
+    import subprocess
+
+    version = _zvec_version() or "(unknown version)"
     proc = subprocess.run(
         [sys.executable, "-c", "import zvec"],
         capture_output=True,

@@ -4,6 +4,11 @@ The model lists only keys RAGit honours. Loading ignores keys it does not know
 (they are preserved in the file and reported by ``doctor``); ``config set``
 rejects them. This module only reads: ``config set`` lives in :mod:`ragit.ops.config_set`,
 so readers such as the MCP server never import a config writer.
+
+Sections are plain records (:class:`ragit._sections.Section`), declared once below with
+their bounds, so that every command reads its configuration without importing pydantic; a
+value that is not of exactly its key's type is judged by a pydantic model generated from
+the same declarations, so the rules and messages are pydantic's lax mode.
 """
 
 from __future__ import annotations
@@ -12,10 +17,10 @@ import json
 import shlex
 import sys
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-
+from ragit._sections import Rule
+from ragit._sections import Section as _Section
 from ragit.contract.errors import ConfigInvalid
 from ragit.workspace import Workspace
 
@@ -29,10 +34,6 @@ DEFAULT_EXCLUDE = [
 ]
 
 
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="ignore", validate_assignment=True)
-
-
 class ProjectConfig(_Section):
     name: str = "ragit-project"
     default_branch: str = "main"
@@ -42,18 +43,25 @@ class EmbeddingConfig(_Section):
     provider: Literal["local-placeholder", "ollama", "openai", "local-minilm"] = "local-placeholder"
     model: str = "placeholder-v1"
     base_url: str | None = None
-    timeout_ms: int = Field(default=30000, ge=100, le=600_000)
+    timeout_ms: int = 30000
     cache_enabled: bool = True
     cache_dir: str = ".ragit/cache/embeddings"
-    dimensions: int = Field(default=256, ge=8, le=4096)
+    dimensions: int = 256
     model_path: str | None = None
+
+    _rules: ClassVar[dict[str, Rule]] = {
+        "timeout_ms": Rule(ge=100, le=600_000),
+        "dimensions": Rule(ge=8, le=4096),
+    }
 
 
 class IngestConfig(_Section):
-    doc_globs: list[str] = Field(default_factory=lambda: ["**/*.md", "**/*.mdx", "**/*.markdown"])
-    include: list[str] = Field(default_factory=lambda: ["README.md", "docs/**"])
-    exclude: list[str] = Field(default_factory=lambda: list(DEFAULT_EXCLUDE))
-    max_file_bytes: int = Field(default=8 * 1024 * 1024, ge=1024, le=256 * 1024 * 1024)
+    doc_globs: list[str] = ["**/*.md", "**/*.mdx", "**/*.markdown"]  # noqa: RUF012 - copied per instance
+    include: list[str] = ["README.md", "docs/**"]  # noqa: RUF012
+    exclude: list[str] = DEFAULT_EXCLUDE
+    max_file_bytes: int = 8 * 1024 * 1024
+
+    _rules: ClassVar[dict[str, Rule]] = {"max_file_bytes": Rule(ge=1024, le=256 * 1024 * 1024)}
 
 
 class HooksConfig(_Section):
@@ -65,20 +73,29 @@ class HooksConfig(_Section):
 
 class RetrievalConfig(_Section):
     # None: the embedding provider's measured default (0.3 for local-placeholder).
-    alpha: float | None = Field(default=None, ge=0.0, le=1.0)
-    top_k: int = Field(default=5, ge=1, le=200)
+    alpha: float | None = None
+    top_k: int = 5
     # Hits one document may contribute to a durable query's answer (0: no limit).
-    hits_per_document: int = Field(default=1, ge=0, le=200)
+    hits_per_document: int = 1
     # A second stage that scores the best candidates again with a local model (off: none).
     rerank: Literal["off", "local-minilm", "local-minilm-int8"] = "off"
     # Seconds a read (query, context pack, memory recall, ragit-mcp) waits for a running
     # ingest of the asked commit before SNAPSHOT_INGEST_RUNNING (0: never waits).
-    wait_for_ingest: float = Field(default=10.0, ge=0.0, le=600.0)
+    wait_for_ingest: float = 10.0
+
+    _rules: ClassVar[dict[str, Rule]] = {
+        "alpha": Rule(ge=0.0, le=1.0),
+        "top_k": Rule(ge=1, le=200),
+        "hits_per_document": Rule(ge=0, le=200),
+        "wait_for_ingest": Rule(ge=0.0, le=600.0),
+    }
 
 
 class MemoryConfig(_Section):
-    recall_top_k: int = Field(default=8, ge=1, le=200)
+    recall_top_k: int = 8
     corpus_dir: str = "docs/memory"
+
+    _rules: ClassVar[dict[str, Rule]] = {"recall_top_k": Rule(ge=1, le=200)}
 
 
 class SecurityConfig(_Section):
@@ -107,10 +124,9 @@ class DocsAuthorityConfig(_Section):
 class OutputConfig(_Section):
     format: Literal["text", "json", "both"] | None = None
 
-    @field_validator("format", mode="before")
     @classmethod
-    def _aliases(cls, value: Any) -> Any:
-        if value in ("markdown", "table"):
+    def _normalize(cls, name: str, value: Any) -> Any:
+        if name == "format" and value in ("markdown", "table"):
             return "text"
         return value
 
@@ -124,25 +140,26 @@ class StoreConfig(_Section):
     shares; ``project.name`` before the first commit — :mod:`ragit.snapshot.repository`)."""
 
     backend: Literal["zvec", "postgres"] = "zvec"
-    repository: str | None = Field(default=None, min_length=1, max_length=200)
+    repository: str | None = None
+
+    _rules: ClassVar[dict[str, Rule]] = {"repository": Rule(min_length=1, max_length=200)}
 
 
 class RagitConfig(_Section):
-    project: ProjectConfig = Field(default_factory=ProjectConfig)
-    embedding: EmbeddingConfig = Field(default_factory=EmbeddingConfig)
-    ingest: IngestConfig = Field(default_factory=IngestConfig)
-    hooks: HooksConfig = Field(default_factory=HooksConfig)
-    retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
-    memory: MemoryConfig = Field(default_factory=MemoryConfig)
-    security: SecurityConfig = Field(default_factory=SecurityConfig)
-    docs_authority: DocsAuthorityConfig = Field(default_factory=DocsAuthorityConfig)
-    output: OutputConfig = Field(default_factory=OutputConfig)
-    store: StoreConfig = Field(default_factory=StoreConfig)
+    project: ProjectConfig = ProjectConfig()
+    embedding: EmbeddingConfig = EmbeddingConfig()
+    ingest: IngestConfig = IngestConfig()
+    hooks: HooksConfig = HooksConfig()
+    retrieval: RetrievalConfig = RetrievalConfig()
+    memory: MemoryConfig = MemoryConfig()
+    security: SecurityConfig = SecurityConfig()
+    docs_authority: DocsAuthorityConfig = DocsAuthorityConfig()
+    output: OutputConfig = OutputConfig()
+    store: StoreConfig = StoreConfig()
 
 
 SECTIONS: dict[str, type[_Section]] = {
-    name: info.annotation  # type: ignore[misc]
-    for name, info in RagitConfig.model_fields.items()
+    name: info.annotation for name, info in RagitConfig.model_fields.items()
 }
 
 # Keys that `init` writes; optional keys (base_url, model_path, output.format) stay unset.
@@ -256,25 +273,48 @@ def validate_config(data: dict[str, Any], shown: str) -> RagitConfig:
     """
     try:
         return RagitConfig.model_validate(data)
-    except ValidationError as exc:
+    except Exception as exc:
+        from pydantic import ValidationError
+
+        if not isinstance(exc, ValidationError):
+            raise
         first = exc.errors(include_url=False, include_input=False)[0]
         key = ".".join(str(p) for p in first["loc"][:2])
         raise ConfigInvalid(shown, key, str(first["msg"]), recovery=_default_fix(key)) from None
 
 
+# Configs this process loaded, keyed by file and (inode, size, mtime): a command asks for
+# its configuration in several layers, and the file is read, parsed and validated once.
+_LOADED: dict[tuple[str, str], tuple[tuple[int, int, int] | None, RagitConfig]] = {}
+
+
 def load_config(ws: Workspace) -> RagitConfig:
     """Load the repository config (defaults when the file is missing).
 
-    ``project.name`` defaults to the repository's folder name.
+    ``project.name`` defaults to the repository's folder name. Each call returns an
+    object of its own (callers may change it).
 
     Raises:
         ConfigInvalid: unreadable file, invalid TOML, or a known key with a wrong value.
     """
-    data = _read_toml(ws.config_path, ws.relative(ws.config_path))
-    cfg = validate_config(data, ws.relative(ws.config_path))
+    path = ws.config_path
+    try:
+        info = path.stat()
+        stamp: tuple[int, int, int] | None = (info.st_ino, info.st_size, info.st_mtime_ns)
+    except OSError:
+        stamp = None
+    key = (str(path), ws.root.name)
+    cached = _LOADED.get(key)
+    if cached is not None and cached[0] == stamp and stamp is not None:
+        return cached[1].model_copy(deep=True)
+    data = _read_toml(path, ws.relative(path))
+    cfg = validate_config(data, ws.relative(path))
     project = data.get("project")
     if not (isinstance(project, dict) and "name" in project) and ws.root.name:
         cfg.project.name = ws.root.name
+    if len(_LOADED) > 16:
+        _LOADED.clear()
+    _LOADED[key] = (stamp, cfg.model_copy(deep=True))
     return cfg
 
 

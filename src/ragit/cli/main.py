@@ -3,21 +3,30 @@
 This is the one place where typed errors become envelopes and exit codes
 (contract.md §2). Command modules only parse, call a core function and return an
 :class:`~ragit.cli.invocation.Outcome`; they never print or exit.
+
+Start-up is part of every command's cost (agents call the CLI in loops): ``ragit
+--version`` answers before click or the registry is imported, and the click tree is
+built lazily — a run constructs only the groups and the one command on its path
+(docs/architecture.md, "Start-up").
 """
 
 from __future__ import annotations
 
-import functools
 import os
 import sys
-from collections.abc import Sequence
-from typing import Any
-
-import click
 
 from ragit import __version__
-from ragit.contract.command_spec import FORMATS, GROUP_HELP, CommandSpec
-from ragit.contract.registry import COMMANDS, by_path
+
+TYPE_CHECKING = False  # typing itself is not imported on the way to `--version`
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
+    import click
+
+    from ragit.contract.command_spec import CommandSpec
+
+_VERSION_FLAGS = (["--version"], ["-V"])
 
 _HELP = """RAGit — commit-bound retrieval memory for AI coding agents.
 
@@ -29,6 +38,8 @@ and validate mutating commands with `--dry-run` first.
 
 
 def _build_command(spec: CommandSpec) -> click.Command:
+    import click
+
     params: list[click.Parameter] = []
     for arg in spec.arguments:
         params.append(
@@ -132,6 +143,8 @@ def _build_command(spec: CommandSpec) -> click.Command:
                 help="Run in this repository (any directory inside it).",
             )
         )
+    import functools
+
     return click.Command(
         spec.words[-1],
         params=params,
@@ -148,10 +161,64 @@ def _examples(spec: CommandSpec) -> str | None:
     return "\b\nExamples:\n" + "\n".join(f"  {e}" for e in spec.examples[:3])
 
 
+def _tree() -> dict[str, Any]:
+    """The command words as nested dicts; a leaf is its :class:`CommandSpec`."""
+    from ragit.contract.registry import COMMANDS
+
+    root: dict[str, Any] = {}
+    for spec in COMMANDS:
+        node = root
+        for word in spec.words[:-1]:
+            node = node.setdefault(word, {})
+        node[spec.words[-1]] = spec
+    return root
+
+
+def _lazy_group_class() -> type[click.Group]:
+    import click
+
+    class SpecGroup(click.Group):
+        """A group whose subcommands are made from their specs when first asked for: a
+        run builds only what its path needs, ``--help`` only the summaries it lists."""
+
+        def __init__(self, name: str, children: dict[str, Any], **kwargs: Any) -> None:
+            super().__init__(name, **kwargs)
+            self._children = children
+
+        def list_commands(self, ctx: click.Context) -> list[str]:
+            return sorted(self._children)
+
+        def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+            built = self.commands.get(cmd_name)
+            if built is not None:
+                return built
+            child = self._children.get(cmd_name)
+            if child is None:
+                return None
+            if isinstance(child, dict):
+                from ragit.contract.command_spec import GROUP_HELP
+
+                built = SpecGroup(
+                    cmd_name,
+                    child,
+                    help=GROUP_HELP.get(cmd_name, f"`{cmd_name}` commands."),
+                    no_args_is_help=True,
+                )
+            else:
+                built = _build_command(child)
+            self.add_command(built)
+            return built
+
+    return SpecGroup
+
+
 def build_cli() -> click.Group:
-    """The root click group with every registered leaf command."""
-    root = click.Group(
+    """The root click group; its leaf commands are built from the registry on demand."""
+    import click
+
+    root = _lazy_group_class()(
         "ragit",
+        _tree(),
         help=_HELP,
         context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
     )
@@ -165,28 +232,20 @@ def build_cli() -> click.Group:
             callback=_print_version,
         )
     )
-    for spec in COMMANDS:
-        group = root
-        for word in spec.words[:-1]:
-            sub = group.commands.get(word)
-            if sub is None:
-                sub = click.Group(
-                    word, help=GROUP_HELP.get(word, f"`{word}` commands."), no_args_is_help=True
-                )
-                group.add_command(sub)
-            assert isinstance(sub, click.Group)
-            group = sub
-        group.add_command(_build_command(spec))
     return root
 
 
 def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
     if value and not ctx.resilient_parsing:
+        import click
+
         click.echo(f"ragit {__version__}")
         ctx.exit(0)
 
 
 def _dispatch(spec: CommandSpec, **params: Any) -> None:
+    import click
+
     from ragit.cli.invocation import run_spec
 
     ctx = click.get_current_context()
@@ -198,6 +257,8 @@ def _dispatch(spec: CommandSpec, **params: Any) -> None:
 
 
 def _guess_spec(argv: Sequence[str]) -> CommandSpec | None:
+    from ragit.contract.registry import by_path
+
     words = [a for a in argv if not a.startswith("-")]
     specs = by_path()
     for n in range(min(3, len(words)), 0, -1):
@@ -218,6 +279,8 @@ def _requested_format(argv: Sequence[str], spec: CommandSpec | None) -> str:
                 value = arg.split("=", 1)[1]
     if value in ("markdown", "table"):
         value = "text"
+    from ragit.contract.command_spec import FORMATS
+
     if value in FORMATS:
         return value
     from ragit.cli.invocation import environment_format, stdout_is_terminal
@@ -232,6 +295,8 @@ def _requested_format(argv: Sequence[str], spec: CommandSpec | None) -> str:
 
 def _usage_line(exc: click.UsageError, spec: CommandSpec | None) -> str:
     """One line for a click usage error, in the user's own words, with where to look."""
+    import click
+
     from ragit.cli.render import did_you_mean, paint
 
     message = exc.format_message().rstrip(".")
@@ -243,7 +308,8 @@ def _usage_line(exc: click.UsageError, spec: CommandSpec | None) -> str:
         message = f"no such option '{exc.option_name}'"
     elif message.startswith("No such command") and isinstance(command, click.Group):
         name = message.split("'")[1] if "'" in message else ""
-        message = f"unknown command '{name}'{did_you_mean(name, command.commands)}"
+        names = command.list_commands(ctx) if ctx is not None else list(command.commands)
+        message = f"unknown command '{name}'{did_you_mean(name, names)}"
     elif message:
         message = message[0].lower() + message[1:]
     where = ctx.command_path if ctx is not None and ctx.command_path else "ragit"
@@ -275,6 +341,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     except RuntimeUnsupported as exc:
         exit_unsupported(exc)
     args = list(sys.argv[1:] if argv is None else argv)
+    if args in _VERSION_FLAGS:  # answered before click and the registry are imported
+        sys.stdout.write(f"ragit {__version__}\n")
+        sys.stdout.flush()
+        raise SystemExit(0)
+    import click
+
     cli = build_cli()
     try:
         cli.main(args=args, prog_name="ragit", standalone_mode=False)

@@ -116,7 +116,7 @@ CORE_COMMANDS: tuple[CommandSpec, ...] = (
             "configuration and writer-lock state. Reads only; opens no store."
         ),
         handler="ragit.cli.commands.status:run",
-        output_model="ragit.cli.commands.status:StatusData",
+        output_model="ragit.cli.commands.status_data:StatusData",
         examples=("ragit status", "ragit status --cwd path/to/repo --format json"),
         related=("doctor", "ingest", "init"),
     ),
@@ -217,7 +217,7 @@ CORE_COMMANDS: tuple[CommandSpec, ...] = (
         ),
         handler="ragit.cli.commands.query:run_query_cmd",
         views=True,
-        input_model="ragit.retrieve.query:QueryInput",
+        input_model="ragit.retrieve.inputs:QueryInput",
         arguments=(
             Argument(
                 "question",
@@ -275,7 +275,7 @@ CORE_COMMANDS: tuple[CommandSpec, ...] = (
         handler="ragit.cli.commands.query:run_context_pack_cmd",
         group="context",
         views=True,
-        input_model="ragit.retrieve.query:ContextPackInput",
+        input_model="ragit.retrieve.inputs:ContextPackInput",
         arguments=(
             Argument(
                 "goal",

@@ -466,32 +466,6 @@ def _store_block(ws: Workspace) -> dict[str, Any]:
     }
 
 
-MIGRATE_EMBEDDINGS = "ragit migrate embeddings"
-
-
-def embedding_migration_warning(ws: Workspace, cfg: Any) -> str | None:
-    """A warning when the store's chunks were embedded with another profile than the
-    configured one (``needsMigration`` of `status`), else ``None``. Never calls a provider."""
-    from ragit.embed import resolve_profile
-    from ragit.store.meta import read_meta
-
-    try:
-        meta = read_meta(ws)
-        profile = resolve_profile(cfg.embedding)
-    except RagitError:
-        return None
-    if meta is None or meta.chunk_count == 0:
-        return None
-    if meta.embedding.get("namespaceId") == profile.namespace_id:
-        return None
-    stored = f"{meta.embedding.get('provider')}/{meta.embedding.get('model')}"
-    return (
-        f"the configured embedding profile ({profile.provider}/{profile.model}) differs from "
-        f"the store's ({stored}); searches use the store's profile and ingest refuses until "
-        f"`{MIGRATE_EMBEDDINGS}`"
-    )
-
-
 def _embedding_block(ws: Workspace, cfg: Any, shared: SharedStore | None = None) -> dict[str, Any]:
     """Configured profile, the store's profile, readiness and the cache (never calls a provider).
 

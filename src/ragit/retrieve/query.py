@@ -11,17 +11,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import Field, StrictBool, StrictInt
-
 from ragit.contract.errors import RagitError
 from ragit.contract.inputs import positive_int, required_text
-from ragit.contract.models import InputModel
 from ragit.retrieve.engine import Hit, retrieve_durable
 from ragit.retrieve.views import Redactor, project_hit, project_passage
 from ragit.text.tokens import token_estimate
 from ragit.workspace import Workspace
 
-Scope = Literal["durable", "session", "harness", "evidence", "all"]
 CLI_MAX_TOP_K = 200
 CLI_MAX_BUDGET = 200_000
 # The candidate pool of a context pack (docs/contract.md, "Context pack"): the ranked
@@ -35,25 +31,6 @@ CONTEXT_PACK_MAX_POOL = 200
 DEPTH_TOKENS_PER_CANDIDATE = 100
 DEFAULT_BUDGET = 1200
 NO_FIT_WARNING = "context pack budget admitted no complete hit"
-
-
-class QueryInput(InputModel):
-    """The ``--input`` JSON of `ragit query`."""
-
-    question: str = Field(min_length=1)
-    top_k: StrictInt | None = None
-    at: str | None = Field(default=None, min_length=1)
-    scope: Scope | None = None
-    explain: StrictBool | None = None
-
-
-class ContextPackInput(InputModel):
-    """The ``--input`` JSON of `ragit context pack`."""
-
-    goal: str = Field(min_length=1)
-    budget: StrictInt | None = None
-    at: str | None = Field(default=None, min_length=1)
-    scope: Scope | None = None
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,9 @@ docs/masking.md.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
+
+from ragit.text.patterns import lazy
 
 IDENT = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
 
@@ -50,7 +51,7 @@ _PASSWORD_TRIGGERS = [
     _word(["pass"]),
 ]
 # Searched inside the identifier only, anchored at its end (``\Z`` honours endpos).
-_TRIGGER_AT_END = re.compile(
+_TRIGGER_AT_END = lazy(
     "(?:(?P<aws>"
     + _AWS_TRIGGER
     + ")|(?P<pw>"
@@ -126,14 +127,14 @@ def label_of(group: str) -> str:
 # ---------------------------------------------------------------- values
 
 _QUOTED = {
-    '"': re.compile(r'"((?:\\.|[^"\\\n]){1,512})"'),
-    "'": re.compile(r"'((?:\\.|[^'\\\n]){1,512})'"),
-    "`": re.compile(r"`([^`\n]{1,512})`"),
+    '"': lazy(r'"((?:\\.|[^"\\\n]){1,512})"'),
+    "'": lazy(r"'((?:\\.|[^'\\\n]){1,512})'"),
+    "`": lazy(r"`([^`\n]{1,512})`"),
 }
-_BARE = re.compile(r"[^\s\"'`,;<>()\[\]{}]{1,512}")
-_BARE_PASSWORD = re.compile(r"[^\s\"'`<>]{1,512}")
+_BARE = lazy(r"[^\s\"'`,;<>()\[\]{}]{1,512}")
+_BARE_PASSWORD = lazy(r"[^\s\"'`<>]{1,512}")
 # What follows a ``;``, ``,`` or ``&`` that ends a password: another ``key=``.
-_NEXT_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_. -]{0,40}=")
+_NEXT_KEY = lazy(r"[A-Za-z_][A-Za-z0-9_. -]{0,40}=")
 _PAIRS = {")": "(", "]": "[", "}": "{"}
 
 

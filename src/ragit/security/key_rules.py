@@ -10,8 +10,6 @@ hit instead. The rules are listed in docs/masking.md.
 
 from __future__ import annotations
 
-import re
-
 from ragit.security.key_names import (
     IDENT,
     TRIGGER_LAST,
@@ -20,13 +18,14 @@ from ragit.security.key_names import (
     value_span,
 )
 from ragit.security.secret_values import MASK, looks_like_secret_value, visible_prefix
+from ragit.text.patterns import lazy
 
 Replacement = tuple[int, int, str, str]
 
-_SEPARATOR = re.compile(r"[:=]")
-_SEPARATOR_AT = re.compile(r"(?::=|=>|[:=])[ \t]*")
-_EMPHASIS = re.compile(r"(?:\*\*|__|\*)[ \t]+")
-_QUERY_VALUE = re.compile(r"[A-Za-z0-9%+/=_.~-]{16,1024}")
+_SEPARATOR = lazy(r"[:=]")
+_SEPARATOR_AT = lazy(r"(?::=|=>|[:=])[ \t]*")
+_EMPHASIS = lazy(r"(?:\*\*|__|\*)[ \t]+")
+_QUERY_VALUE = lazy(r"[A-Za-z0-9%+/=_.~-]{16,1024}")
 _KEY_LOOKBACK = 40
 
 
@@ -112,7 +111,7 @@ def kv_replacements(text: str) -> list[Replacement]:
 
 # ---------------------------------------------------------------- XML elements
 
-_CLOSING_TAG = re.compile(r"</([A-Za-z_][A-Za-z0-9_.:-]{0,60})>")
+_CLOSING_TAG = lazy(r"</([A-Za-z_][A-Za-z0-9_.:-]{0,60})>")
 
 
 def xml_replacements(text: str) -> list[Replacement]:
@@ -147,7 +146,7 @@ def xml_replacements(text: str) -> list[Replacement]:
 
 # ---------------------------------------------------------------- define()
 
-_DEFINE = re.compile(
+_DEFINE = lazy(
     r"define\(\s*(?P<kq>['\"])(?P<k>[A-Za-z0-9_.-]{1,60})(?P=kq)\s*,\s*"
     r"(?P<q>['\"])(?P<v>(?:\\.|(?!(?P=q))[^\\\n]){1,512})(?P=q)"
 )

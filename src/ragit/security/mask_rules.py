@@ -10,8 +10,6 @@ docs/masking.md; the value heuristics they share are in
 
 from __future__ import annotations
 
-import re
-
 from ragit.security.key_rules import define_replacements, kv_replacements, xml_replacements
 from ragit.security.phrase_rules import (
     cli_replacements,
@@ -21,6 +19,7 @@ from ragit.security.phrase_rules import (
 )
 from ragit.security.secret_values import MASK, looks_like_secret_value, visible_prefix
 from ragit.security.token_formats import apply_token_rules
+from ragit.text.patterns import lazy
 
 
 def apply_rules(text: str, labels: list[str]) -> str:
@@ -45,11 +44,11 @@ def _key_replacements(text: str) -> list[tuple[int, int, str, str]]:
 
 # ---------------------------------------------------------------- PEM blocks
 
-_PEM_BEGIN = re.compile(r"-----BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY( BLOCK)?-----")
-_PEM_BODY_LINE = re.compile(r"[ \t]*(?:[A-Za-z0-9+/=]+|[A-Za-z-]+:[^\n]*)?[ \t]*\r?\n")
-_PEM_LAST_LINE = re.compile(r"[ \t]*[A-Za-z0-9+/=]+[ \t]*\Z")
-_BASE64_CHARS = re.compile(r"[A-Za-z0-9+/=]")
-_PEM_ESCAPED_BODY = re.compile(r"(?:\\[nr])+(?:[A-Za-z0-9+/=]|\\[nr])*")
+_PEM_BEGIN = lazy(r"-----BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY( BLOCK)?-----")
+_PEM_BODY_LINE = lazy(r"[ \t]*(?:[A-Za-z0-9+/=]+|[A-Za-z-]+:[^\n]*)?[ \t]*\r?\n")
+_PEM_LAST_LINE = lazy(r"[ \t]*[A-Za-z0-9+/=]+[ \t]*\Z")
+_BASE64_CHARS = lazy(r"[A-Za-z0-9+/=]")
+_PEM_ESCAPED_BODY = lazy(r"(?:\\[nr])+(?:[A-Za-z0-9+/=]|\\[nr])*")
 
 
 def _mask_pem(text: str, labels: list[str]) -> str:
@@ -118,13 +117,13 @@ def _mask_pem(text: str, labels: list[str]) -> str:
 #
 # Anchored on literal hits (str.find is memchr-fast), as the key rules are.
 
-_AUTH_AT = re.compile(
+_AUTH_AT = lazy(
     r"(?i:authorization)[ \t]*:[ \t]*(?i:bearer|basic|token|bot)[ \t]+"
     r"(?P<v>[A-Za-z0-9._~+/=-]{8,4096})"
 )
-_BEARER_AT = re.compile(r"(?i:bearer)[ \t]+(?P<v>[A-Za-z0-9._~+/=-]{8,4096})")
-_COOKIE_LINE = re.compile(r"[ \t>*+-]*(?i:set-)?(?i:cookie)[ \t]*:[ \t]*(?P<v>[^\n]+)")
-_COOKIE_PAIR = re.compile(r"[A-Za-z0-9_.-]+=([^;\s]+)")
+_BEARER_AT = lazy(r"(?i:bearer)[ \t]+(?P<v>[A-Za-z0-9._~+/=-]{8,4096})")
+_COOKIE_LINE = lazy(r"[ \t>*+-]*(?i:set-)?(?i:cookie)[ \t]*:[ \t]*(?P<v>[^\n]+)")
+_COOKIE_PAIR = lazy(r"[A-Za-z0-9_.-]+=([^;\s]+)")
 _WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
 

@@ -20,14 +20,15 @@ idempotent: masking masked text changes nothing and counts 0.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from pydantic import Field
-
-from ragit.contract.models import WireModel
 from ragit.security.mask_rules import apply_rules
+from ragit.text.patterns import lazy
+
+if TYPE_CHECKING:
+    from ragit.security.redaction import RedactionSummary
 
 __all__ = [
     "MaskResult",
@@ -41,7 +42,7 @@ __all__ = [
 # fields): lower-case words (``durable``, ``head-exact``), hex ids and SHAs, citation
 # ids and timestamps. Every token format needs an upper-case letter, a digit next to a
 # non-hex letter, or a separator these lack.
-_PLAIN = re.compile(
+_PLAIN = lazy(
     r"[a-z_.-]{0,64}|[0-9a-f]{1,128}|cite-[0-9a-f]{24}"
     r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)"
 )
@@ -117,35 +118,11 @@ def _mask_json(value: object, path: str, sources: list[str]) -> tuple[object, in
     return value, 0
 
 
-class RedactionSummary(WireModel):
-    """``redactionSummary {applied, maskedCount, sources}`` (UR §11.2).
+def __getattr__(name: str) -> Any:
+    # RedactionSummary is a pydantic model: loaded by the commands that build one, not by
+    # every command that masks its output.
+    if name == "RedactionSummary":
+        from ragit.security.redaction import RedactionSummary
 
-    Immutable by convention: :meth:`add` and :meth:`merge` return new summaries.
-    ``sources`` keeps first-seen order without duplicates.
-    """
-
-    applied: bool = False
-    masked_count: int = 0
-    sources: list[str] = Field(default_factory=list)
-
-    def add(self, source: str, masked_count: int) -> RedactionSummary:
-        """This summary plus ``masked_count`` replacements in field ``source``."""
-        if masked_count <= 0:
-            return self
-        return self.merge_sources([source], masked_count)
-
-    def merge_sources(self, sources: Iterable[str], masked_count: int) -> RedactionSummary:
-        """This summary plus the result of a :func:`mask_json` call."""
-        if masked_count <= 0:
-            return self
-        merged = list(self.sources)
-        for source in sources:
-            if source not in merged:
-                merged.append(source)
-        return RedactionSummary(
-            applied=True, masked_count=self.masked_count + masked_count, sources=merged
-        )
-
-    def merge(self, other: RedactionSummary) -> RedactionSummary:
-        """The union of two summaries (counts add, sources de-duplicated)."""
-        return self.merge_sources(other.sources, other.masked_count)
+        return RedactionSummary
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

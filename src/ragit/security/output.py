@@ -15,16 +15,16 @@ and a digit), which no branch, tag or commit prefix looks like.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from ragit.contract.errors import RagitError
 from ragit.security.masking import mask_text
 from ragit.security.secret_values import MASK
+from ragit.text.patterns import lazy
 
 __all__ = ["mask_error", "mask_in_place", "mask_ref"]
 
-_TOKEN_LIKE = re.compile(r"[A-Za-z0-9_+/=.-]{16,}")
+_TOKEN_LIKE = lazy(r"[A-Za-z0-9_+/=.-]{16,}")
 
 
 def mask_ref(ref: str) -> str:

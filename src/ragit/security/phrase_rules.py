@@ -15,13 +15,13 @@ are listed in docs/masking.md.
 
 from __future__ import annotations
 
-import re
 from functools import cache
 from itertools import pairwise
 
 from ragit.security.key_names import IDENT, key_group, label_of, value_span
 from ragit.security.key_rules import Replacement, replacement
 from ragit.security.secret_values import MASK, looks_like_secret_value
+from ragit.text.patterns import lazy
 
 # ---------------------------------------------------------------- spaced keys
 
@@ -42,7 +42,7 @@ _TAIL_WORDS = frozenset(
 # What ``str.find`` looks for: every tail word starts with one of these.
 _NEEDLES = ("pass", "pwd", "token", "secret", "key", "credential")
 _PASSWORD_WORDS = frozenset({"password", "passwd", "passphrase", "pass", "pwd"})
-_SPACES = re.compile(r"[ \t]+(?:(?P<copula>is|was)[ \t]+)?")
+_SPACES = lazy(r"[ \t]+(?:(?P<copula>is|was)[ \t]+)?")
 _WORD_CHAR = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
 
@@ -160,15 +160,15 @@ def spaced_replacements(text: str) -> list[Replacement]:
 
 # ---------------------------------------------------------------- curl and short flags
 
-_CURL_USER = re.compile(
+_CURL_USER = lazy(
     r"(?:--user|-u)(?:[ \t]+|=)?(?P<q>[\"']?)[^\s:\"'@/]{0,128}:(?P<v>[^\s\"']{1,256})(?P=q)"
 )
 _SHORT_FLAGS = (
     # (a literal the line must hold, the flag and its value after it)
-    ("mysql", re.compile(r"\b(?:mysql|mysqldump|mysqladmin)\b[^\n]*?[ \t]-p(?P<v>[^\s]+)")),
-    ("mariadb", re.compile(r"\bmariadb(?:-dump)?\b[^\n]*?[ \t]-p(?P<v>[^\s]+)")),
-    ("login", re.compile(r"\b(?:docker|podman|nerdctl) login\b[^\n]*?[ \t]-p[ \t]+(?P<v>\S+)")),
-    ("sshpass", re.compile(r"\bsshpass\b[^\n]*?[ \t]-p[ \t]*(?P<v>\S+)")),
+    ("mysql", lazy(r"\b(?:mysql|mysqldump|mysqladmin)\b[^\n]*?[ \t]-p(?P<v>[^\s]+)")),
+    ("mariadb", lazy(r"\bmariadb(?:-dump)?\b[^\n]*?[ \t]-p(?P<v>[^\s]+)")),
+    ("login", lazy(r"\b(?:docker|podman|nerdctl) login\b[^\n]*?[ \t]-p[ \t]+(?P<v>\S+)")),
+    ("sshpass", lazy(r"\bsshpass\b[^\n]*?[ \t]-p[ \t]*(?P<v>\S+)")),
 )
 
 
@@ -220,17 +220,15 @@ _KO_KEYS = (
     ("인증 키", "gen"),
 )
 _HANGUL = "\u1100-\u11ff\u3130-\u318f\uac00-\ud7af"
-_HANGUL_ANY = re.compile(f"[{_HANGUL}]")
+_HANGUL_ANY = lazy(f"[{_HANGUL}]")
 # A separator is enough; after a particle (or a bare space) the sentence must end
 # right after the value, so "비밀번호는 SHA-256으로 해시" is prose.
-_KO_SEPARATED = re.compile(r"[ \t]*[:=：][ \t]*")
-_KO_PARTICLE = re.compile(r"(?:[는은이가를을][ \t]*|[ \t]+)")
-_KO_VALUE = re.compile(
+_KO_SEPARATED = lazy(r"[ \t]*[:=：][ \t]*")
+_KO_PARTICLE = lazy(r"(?:[는은이가를을][ \t]*|[ \t]+)")
+_KO_VALUE = lazy(
     rf"(?P<q>[\"'`])(?P<qv>[^\"'`\n]{{1,256}})(?P=q)|(?P<v>[^\s\"'`{_HANGUL}]{{1,256}})"
 )
-_KO_END = re.compile(
-    r"[ \t]*(?:$|\n|[.!,)。]|입니다|이다|이에요|예요|이야|야|였|이었|임|이고|이며)"
-)
+_KO_END = lazy(r"[ \t]*(?:$|\n|[.!,)。]|입니다|이다|이에요|예요|이야|야|였|이었|임|이고|이며)")
 
 
 def _ko_replacement(text: str, end: int, group: str) -> Replacement | None:

@@ -8,7 +8,7 @@ replacement ends with.
 
 from __future__ import annotations
 
-import re
+from ragit.text.patterns import lazy
 
 MASK = "***"
 
@@ -40,11 +40,11 @@ _PLACEHOLDER_PREFIXES = ("<", "$", "%", "{{", "/", "./", "~/", "your-", "your_",
 # Punctuation that makes a password-ish value look random; "_", "-" and "." are
 # left out because they join words in identifiers and prose (not_set, see-vault).
 _SYMBOLS = frozenset("!@#$%^&*()=+[]{};:,<>/?|~`'\"\\")
-_REFERENCE = re.compile(r"[A-Za-z_][A-Za-z_]*(?:\.[A-Za-z_][A-Za-z_]*)*")
+_REFERENCE = lazy(r"[A-Za-z_][A-Za-z_]*(?:\.[A-Za-z_][A-Za-z_]*)*")
 _REFERENCE_WORDS = ("password", "passwd", "pwd", "secret", "token", "key", "credential")
 
 
-_CALL = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*\([^()]*\)(?:\.[A-Za-z_][A-Za-z0-9_]*(?:\([^()]*\))?)*")
+_CALL = lazy(r"[A-Za-z_][A-Za-z0-9_.]*\([^()]*\)(?:\.[A-Za-z_][A-Za-z0-9_]*(?:\([^()]*\))?)*")
 _BRACKETS = {"{": "}", "[": "]", "(": ")"}
 
 

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from ragit.security.secret_values import MASK, is_placeholder
+from ragit.text.patterns import lazy
 
 _NOT_WORD_BEFORE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
 
@@ -39,7 +40,7 @@ def _url_password(token: str) -> str:
 
 
 def _rule(label: str, trigger: str, pattern: str, **options: object) -> TokenRule:
-    return TokenRule(label, trigger, re.compile(pattern), **options)  # type: ignore[arg-type]
+    return TokenRule(label, trigger, lazy(pattern), **options)  # type: ignore[arg-type]
 
 
 TOKEN_RULES: tuple[TokenRule, ...] = (

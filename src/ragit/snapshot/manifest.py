@@ -18,10 +18,7 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from pydantic.alias_generators import to_camel
+from typing import Any, ClassVar, TypeVar
 
 from ragit import _json
 from ragit._fs import atomic_write_bytes
@@ -45,20 +42,96 @@ _CACHE: dict[str, tuple[tuple[int, int, int], Manifest]] = {}
 _SHA40 = re.compile(r"[0-9a-f]{40}")
 
 
-class _ManifestModel(BaseModel):
-    model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=True, extra="allow", frozen=True
+class _Record:
+    """A manifest object: its fields (declared in ``_FIELDS`` as snake_case name, wire name,
+    exact type, required, default factory) as attributes, unknown wire keys kept as they were
+    read. Immutable once made. Plain classes, not pydantic models: a cold `query` parses a
+    manifest without importing pydantic (docs/benchmarks.md, "Where the time goes")."""
+
+    _FIELDS: ClassVar[tuple[tuple[str, str, Any, bool, Any], ...]] = ()
+    __slots__ = ("_extra",)
+    _extra: dict[str, Any]
+
+    def __init__(self, **values: Any) -> None:
+        for name, _wire, _kind, required, default in self._FIELDS:
+            if name in values:
+                value = values.pop(name)
+            elif required:
+                raise TypeError(f"{type(self).__name__} needs {name}")
+            else:
+                value = default()
+            object.__setattr__(self, name, value)
+        object.__setattr__(self, "_extra", values)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable")
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return self.model_dump() == other.model_dump()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.model_dump()!r})"
+
+    @property
+    def model_extra(self) -> dict[str, Any]:
+        """The wire keys this object was read with that it does not declare."""
+        return dict(self._extra)
+
+    def model_dump(self, *, mode: str = "python", by_alias: bool = False) -> dict[str, Any]:
+        """The fields as plain data (wire names with ``by_alias``), unknown keys last."""
+        out: dict[str, Any] = {}
+        for name, wire, _kind, _required, _default in self._FIELDS:
+            out[wire if by_alias else name] = _dumped(getattr(self, name), by_alias)
+        out.update(self._extra)
+        return out
+
+    def model_copy(self: _R, *, update: dict[str, Any] | None = None) -> _R:
+        """A copy with the fields of ``update`` replaced."""
+        values = {name: getattr(self, name) for name, *_ in self._FIELDS}
+        values.update(self._extra)
+        values.update(update or {})
+        return type(self)(**values)
+
+
+_R = TypeVar("_R", bound=_Record)
+
+
+def _dumped(value: Any, by_alias: bool) -> Any:
+    if isinstance(value, _Record):
+        return value.model_dump(by_alias=by_alias)
+    if isinstance(value, list):
+        return [_dumped(v, by_alias) for v in value]
+    return value
+
+
+class ManifestEmbedding(_Record):
+    _FIELDS = (
+        ("namespace_id", "namespaceId", str, True, None),
+        ("provider", "provider", str, True, None),
+        ("model", "model", str, True, None),
+        ("dimensions", "dimensions", int, True, None),
     )
-
-
-class ManifestEmbedding(_ManifestModel):
+    __slots__ = ("dimensions", "model", "namespace_id", "provider")
     namespace_id: str
     provider: str
     model: str
     dimensions: int
 
 
-class ManifestDoc(_ManifestModel):
+class ManifestDoc(_Record):
+    _FIELDS = (
+        ("path", "path", str, True, None),
+        ("document_id", "documentId", str, True, None),
+        ("version_id", "versionId", str, True, None),
+        ("doc_type", "docType", str, True, None),
+        ("blob_sha", "blobSha", str, True, None),
+        ("chunk_ids", "chunkIds", list, True, None),
+    )
+    __slots__ = ("blob_sha", "chunk_ids", "doc_type", "document_id", "path", "version_id")
     path: str
     document_id: str
     version_id: str
@@ -67,22 +140,49 @@ class ManifestDoc(_ManifestModel):
     chunk_ids: list[str]
 
 
-class ChunkScopes(_ManifestModel):
-    durable: list[str] = Field(default_factory=list)
-    session: list[str] = Field(default_factory=list)
-    harness: list[str] = Field(default_factory=list)
-    evidence: list[str] = Field(default_factory=list)
+class ChunkScopes(_Record):
+    _FIELDS = (
+        ("durable", "durable", list, False, list),
+        ("session", "session", list, False, list),
+        ("harness", "harness", list, False, list),
+        ("evidence", "evidence", list, False, list),
+    )
+    __slots__ = ("durable", "evidence", "harness", "session")
+    durable: list[str]
+    session: list[str]
+    harness: list[str]
+    evidence: list[str]
 
 
-class Manifest(_ManifestModel):
+class Manifest(_Record):
+    _FIELDS = (
+        ("index_version", "indexVersion", int, True, None),
+        ("commit_sha", "commitSha", str, True, None),
+        ("parent_sha", "parentSha", (str, None), True, None),
+        ("created_at", "createdAt", str, True, None),
+        ("embedding", "embedding", ManifestEmbedding, True, None),
+        ("docs", "docs", ManifestDoc, True, None),
+        ("chunk_scopes", "chunkScopes", ChunkScopes, False, ChunkScopes),
+        ("artifact_entries", "artifactEntries", dict, False, list),
+    )
+    __slots__ = (
+        "artifact_entries",
+        "chunk_scopes",
+        "commit_sha",
+        "created_at",
+        "docs",
+        "embedding",
+        "index_version",
+        "parent_sha",
+    )
     index_version: int
     commit_sha: str
     parent_sha: str | None
     created_at: str
     embedding: ManifestEmbedding
     docs: list[ManifestDoc]
-    chunk_scopes: ChunkScopes = Field(default_factory=ChunkScopes)
-    artifact_entries: list[dict[str, Any]] = Field(default_factory=list)
+    chunk_scopes: ChunkScopes
+    artifact_entries: list[dict[str, Any]]
 
     def durable_chunk_ids(self) -> set[str]:
         ids = {cid for doc in self.docs for cid in doc.chunk_ids}
@@ -103,6 +203,89 @@ class Manifest(_ManifestModel):
         # No exclude_none: a root commit's parentSha is null, not absent (required on read).
         data = self.model_dump(mode="json", by_alias=True)
         return (json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+
+
+_LISTS = {"docs": ManifestDoc, "artifact_entries": dict}
+_NOT_EXACT = object()
+
+
+_DOC_WIRE = tuple(wire for _name, wire, *_ in ManifestDoc._FIELDS)
+_DOC_NAMES = tuple(name for name, *_ in ManifestDoc._FIELDS)
+
+
+def _exact_docs(items: list[Any]) -> Any:
+    """The ``docs`` list as :class:`ManifestDoc` records when every entry is exactly what
+    RAGit writes, else :data:`_NOT_EXACT`: the one loop a manifest has per document, kept to
+    C-level checks (a manifest of 10,000 documents is read by every cold query)."""
+    out: list[ManifestDoc] = []
+    make = ManifestDoc.__new__
+    put = object.__setattr__
+    for item in items:
+        if type(item) is not dict:
+            return _NOT_EXACT
+        try:
+            values = [item[wire] for wire in _DOC_WIRE]
+        except KeyError:
+            return _NOT_EXACT
+        ids = values[5]
+        if (
+            type(values[0]) is not str
+            or type(values[1]) is not str
+            or type(values[2]) is not str
+            or type(values[3]) is not str
+            or type(values[4]) is not str
+            or type(ids) is not list
+            or not set(map(type, ids)) <= {str}
+        ):
+            return _NOT_EXACT
+        doc = make(ManifestDoc)
+        for name, value in zip(_DOC_NAMES, values, strict=True):
+            put(doc, name, value)
+        put(doc, "_extra", {k: v for k, v in item.items() if k not in _DOC_WIRE})
+        out.append(doc)
+    return out
+
+
+def _exact(cls: type[_Record], data: Any) -> Any:
+    """``data`` as a ``cls`` when every field has exactly its declared JSON type (what RAGit
+    writes), else :data:`_NOT_EXACT` (pydantic's lax rules decide, :func:`_checked`)."""
+    if type(data) is not dict:
+        return _NOT_EXACT
+    values: dict[str, Any] = {}
+    rest = dict(data)
+    for name, wire, kind, required, default in cls._FIELDS:
+        if wire not in rest:
+            if required:
+                return _NOT_EXACT
+            values[name] = default()
+            continue
+        value = rest.pop(wire)
+        if kind is list:
+            if type(value) is not list or any(type(v) is not str for v in value):
+                return _NOT_EXACT
+        elif name in _LISTS:
+            item = _LISTS[name]
+            if type(value) is not list:
+                return _NOT_EXACT
+            if item is dict:
+                if any(type(v) is not dict for v in value):
+                    return _NOT_EXACT
+            else:
+                value = _exact_docs(value)
+                if value is _NOT_EXACT:
+                    return _NOT_EXACT
+        elif isinstance(kind, type) and issubclass(kind, _Record):
+            value = _exact(kind, value)
+            if value is _NOT_EXACT:
+                return _NOT_EXACT
+        elif kind == (str, None):
+            if value is not None and type(value) is not str:
+                return _NOT_EXACT
+        elif type(value) is not kind:
+            return _NOT_EXACT
+        values[name] = value
+    values.update(rest)
+    return cls(**values)
 
 
 def manifest_exists(ws: Workspace, sha: str) -> bool:
@@ -185,12 +368,28 @@ def _parse(sha: str, rel: str, raw: bytes) -> Manifest:
     version = data.get("indexVersion")
     if isinstance(version, int) and not isinstance(version, bool) and version > INDEX_VERSION:
         raise SnapshotSchemaUnsupported(rel, version, INDEX_VERSION)
+    exact = _exact(Manifest, data)
+    if exact is not _NOT_EXACT:
+        return exact  # type: ignore[no-any-return]
+    return _checked(sha, rel, data)
+
+
+def _checked(sha: str, rel: str, data: dict[str, Any]) -> Manifest:
+    """The manifest of ``data`` judged by pydantic's lax rules (a value of another JSON type
+    than RAGit writes: converted as pydantic converts it, or the error pydantic names)."""
+    from pydantic import ValidationError
+
+    from ragit.snapshot._manifest_check import CheckedManifest
+
     try:
-        return Manifest.model_validate(data)
+        checked = CheckedManifest.model_validate(data)
     except ValidationError as exc:
         first = exc.errors(include_url=False, include_input=False)[0]
         where = ".".join(str(p) for p in first["loc"])
         raise SnapshotManifestInvalid(sha, rel, f"{where}: {first['msg']}") from None
+    exact = _exact(Manifest, checked.model_dump(mode="json", by_alias=True))
+    assert exact is not _NOT_EXACT
+    return exact  # type: ignore[no-any-return]
 
 
 def write_manifest(ws: Workspace, manifest: Manifest) -> Path:

@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import re
 
+from ragit.text.patterns import lazy
+
 HANGUL_JAMO = "\u1100-\u11ff"
 KANA = "\u3040-\u30ff"  # Hiragana and Katakana
 HANGUL_COMPAT_JAMO = "\u3130-\u318f"
@@ -37,28 +39,26 @@ CJK_COMPAT_IDEOGRAPHS = "\uf900-\ufaff"
 _CJK_RANGES = f"{HANGUL_JAMO}{KANA}{HANGUL_COMPAT_JAMO}{CJK_EXT_A}{CJK_UNIFIED}{HANGUL_SYLLABLES}"
 
 # One Hangul/kana/Han character, compatibility ideographs excluded (see the module docstring).
-CJK_CHAR = re.compile(f"[{_CJK_RANGES}]")
+CJK_CHAR = lazy(f"[{_CJK_RANGES}]")
 # A run of Hangul/kana/Han, compatibility ideographs included: the search_cjk field's text.
 CJK_RUN_CLASS = f"{_CJK_RANGES}{CJK_COMPAT_IDEOGRAPHS}"
-CJK_RUN = re.compile(f"[{CJK_RUN_CLASS}]+")
+CJK_RUN = lazy(f"[{CJK_RUN_CLASS}]+")
 
 # A run of letters and digits of any script (``_`` separates words).
-WORD = re.compile(r"[^\W_]+", re.UNICODE)
+WORD = lazy(r"[^\W_]+", re.UNICODE)
 # A run of letters and digits outside the CJK runs (``state`` of ``state를``).
-LATIN_WORD = re.compile(f"[^\\W_{CJK_RUN_CLASS}]+")
+LATIN_WORD = lazy(f"[^\\W_{CJK_RUN_CLASS}]+")
 
 # Placeholder embedding words (ngram-hash-1), on NFKC-folded text: a run of Hangul
 # syllables, a run of kana/Han, or a run of other letters and digits.
 _KANA_HAN = f"{KANA}{CJK_EXT_A}{CJK_UNIFIED}{CJK_COMPAT_IDEOGRAPHS}"
-SCRIPT_WORD = re.compile(
-    rf"[{HANGUL_SYLLABLES}]+|[{_KANA_HAN}]+|[^\W_{HANGUL_SYLLABLES}{_KANA_HAN}]+"
-)
+SCRIPT_WORD = lazy(rf"[{HANGUL_SYLLABLES}]+|[{_KANA_HAN}]+|[^\W_{HANGUL_SYLLABLES}{_KANA_HAN}]+")
 # On folded ASCII text SCRIPT_WORD matches exactly these runs, about twice as fast.
-ASCII_WORD = re.compile(r"[0-9a-z]+")
+ASCII_WORD = lazy(r"[0-9a-z]+")
 # A Hangul syllable or kana/Han character (``match``: a word that starts with one).
-SYLLABIC_CHAR = re.compile(rf"[{HANGUL_SYLLABLES}{_KANA_HAN}]")
+SYLLABIC_CHAR = lazy(rf"[{HANGUL_SYLLABLES}{_KANA_HAN}]")
 # A Hangul syllable (``match``: a word that starts with one).
-HANGUL_CHAR = re.compile(rf"[{HANGUL_SYLLABLES}]")
+HANGUL_CHAR = lazy(rf"[{HANGUL_SYLLABLES}]")
 
 
 def cjk_runs(text: str) -> str:

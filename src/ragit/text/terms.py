@@ -28,25 +28,25 @@ are memoized per word, since a corpus repeats a small vocabulary.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from functools import lru_cache
 
 import Stemmer
 
 from ragit.text.morphemes import morpheme_terms_batch
+from ragit.text.patterns import lazy
 from ragit.text.scripts import CJK_RUN, CJK_RUN_CLASS
 
 # A word: letters, digits and ``_`` outside the CJK runs, joined across ' ’ . between two of
 # them (UAX #29's MidLetter/MidNumLet between letters or digits). A word ends where a CJK run
 # begins: in ``useState를`` or ``React.lazy로`` the Korean particle is not part of the API name.
 _LETTER = rf"[^\W{CJK_RUN_CLASS}]"
-_WORD = re.compile(rf"{_LETTER}+(?:['\u2019.]{_LETTER}+)*")
+_WORD = lazy(rf"{_LETTER}+(?:['\u2019.]{_LETTER}+)*")
 # The same words in lower-cased ASCII text (no CJK run, no U+2019), about a third faster.
-_ASCII_WORD = re.compile(r"[a-z0-9_]+(?:['.][a-z0-9_]+)*")
+_ASCII_WORD = lazy(r"[a-z0-9_]+(?:['.][a-z0-9_]+)*")
 
 # Splits a joined word into its parts (``.`` and ``_``; an apostrophe's clitic is no part).
-_JOINER = re.compile(r"[._]+")
+_JOINER = lazy(r"[._]+")
 
 TERMS_VERSION = "terms-3"
 MAX_TERM = 40

@@ -32,17 +32,17 @@ vocabulary spells out jamo by jamo) can go up to 12% over it.
 
 from __future__ import annotations
 
-import re
+from ragit.text.patterns import lazy
 
 # A run of six or more ASCII letters and digits holding both: ceil(3n/4) tokens.
 _OPAQUE = (
     r"(?<![A-Za-z0-9])(?=[A-Za-z0-9]{6})(?=[A-Za-z]*[0-9])(?=[0-9]*[A-Za-z])"
     r"[A-Za-z0-9]+(?![A-Za-z0-9])"
 )
-_OPAQUE_RUN = re.compile(_OPAQUE)
+_OPAQUE_RUN = lazy(_OPAQUE)
 # Every match is one token; the alternatives, tried in this order at each position, are the
 # ASCII rules of docs/contract.md (an opaque run is one match here and gets the rest below).
-_PIECE = re.compile(
+_PIECE = lazy(
     "|".join(
         [
             _OPAQUE,

@@ -37,7 +37,7 @@ def _migration_after(inv: Invocation, data: ConfigSetData) -> list[str]:
     """A changed embedding key whose new profile no longer matches the store's chunks."""
     from ragit.config import load_config
     from ragit.contract.errors import RagitError
-    from ragit.ops.status import embedding_migration_warning
+    from ragit.retrieve.profile_warning import embedding_migration_warning
 
     if not data.changed or data.dry_run or not data.key.startswith("embedding."):
         return []
@@ -51,7 +51,7 @@ def _migration_after(inv: Invocation, data: ConfigSetData) -> list[str]:
 
 def run_set(inv: Invocation) -> Outcome:
     """Handler for `ragit config set <key> <value>`."""
-    from ragit.ops.status import MIGRATE_EMBEDDINGS
+    from ragit.retrieve.profile_warning import MIGRATE_EMBEDDINGS
 
     data = set_value(
         inv.workspace(), str(inv.params["key"]), str(inv.params["value"]), dry_run=inv.dry_run

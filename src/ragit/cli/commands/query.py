@@ -131,11 +131,13 @@ def _text_view(inv: Invocation, view: str) -> str:
 def run_query_cmd(inv: Invocation) -> Outcome:
     """Handler for `ragit query`."""
     from ragit.contract.inputs import positive_int_option
-    from ragit.retrieve.query import CLI_MAX_TOP_K, QueryInput, QueryRequest, check_query, run_query
+    from ragit.retrieve.query import CLI_MAX_TOP_K, QueryRequest, check_query, run_query
 
     ws = inv.workspace()
     cfg = inv.config()
     if inv.input_source is not None:
+        from ragit.retrieve.inputs import QueryInput
+
         payload = inv.read_input(QueryInput)
         req = QueryRequest(
             question=payload.question,
@@ -177,7 +179,7 @@ def _migration_warnings(inv: Invocation) -> list[str]:
     """The pending embedding migration, for the envelope's warnings (never ``data``, which
     the MCP tools share) and the text."""
     from ragit.contract.errors import RagitError
-    from ragit.ops.status import embedding_migration_warning
+    from ragit.retrieve.profile_warning import embedding_migration_warning
 
     try:
         warning = embedding_migration_warning(inv.workspace(), inv.config())
@@ -214,7 +216,6 @@ def run_context_pack_cmd(inv: Invocation) -> Outcome:
     from ragit.retrieve.query import (
         CLI_MAX_BUDGET,
         DEFAULT_BUDGET,
-        ContextPackInput,
         PackRequest,
         check_pack,
         run_context_pack,
@@ -222,6 +223,8 @@ def run_context_pack_cmd(inv: Invocation) -> Outcome:
 
     ws = inv.workspace()
     if inv.input_source is not None:
+        from ragit.retrieve.inputs import ContextPackInput
+
         payload = inv.read_input(ContextPackInput)
         req = PackRequest(
             goal=payload.goal,

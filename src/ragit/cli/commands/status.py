@@ -6,30 +6,6 @@ from typing import Any
 
 from ragit.cli.invocation import Invocation, Outcome
 from ragit.cli.render import paint, value
-from ragit.contract.models import WireModel
-
-
-class StatusData(WireModel):
-    """Shape summary for `describe` (the data itself is built by ragit.ops.status)."""
-
-    root: str
-    initialized: bool
-    branch: str | None
-    head: str | None
-    detached: bool
-    worktree_dirty: bool
-    snapshot: dict[str, Any]
-    search_ready: bool
-    manifests: int
-    config: dict[str, Any]
-    store: dict[str, Any]
-    embedding: dict[str, Any]
-    writer_lock: dict[str, Any]
-    memory_lock: dict[str, Any]
-    transactions: dict[str, Any]
-    security: dict[str, Any] | None = None
-    hooks: dict[str, Any] | None = None
-    docs_authority: dict[str, Any] | None = None
 
 
 def _lock(lock: dict[str, Any]) -> str:

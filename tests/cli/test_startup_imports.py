@@ -1,0 +1,139 @@
+"""What a cold `ragit` process imports: the read path loads only what reading needs.
+
+Every agent call is a fresh process, so each module a command imports is paid on every call
+(docs/benchmarks.md, "Where the time goes"). These tests run real processes on a real indexed
+repository and read their ``sys.modules`` at exit.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fixtures.build import build_fixture
+
+# Printed by an exit hook of the child process: every module it imported, and how many
+# click commands it built.
+_PROBE = """
+import atexit, runpy, sys
+built = []
+def _count():
+    import click
+    real = click.Command.__init__
+    def init(self, *a, **k):
+        built.append(type(self).__name__)
+        real(self, *a, **k)
+    click.Command.__init__ = init
+def _report():
+    names = sorted(sys.modules)
+    import json
+    sys.__stderr__.write("\\nMODULES " + json.dumps(names) + "\\n")
+    sys.__stderr__.write("BUILT " + json.dumps(built) + "\\n")
+atexit.register(_report)
+if sys.argv[1] != "--version":
+    _count()
+sys.argv = ["ragit", *sys.argv[1:]]
+runpy.run_module("ragit", run_name="__main__")
+"""
+
+# Heavy modules no read command needs: pydantic (the contract's models are for input
+# validation and describe; config and manifests are read without it), the status report,
+# every writer, HTTP clients, TOML editing and the terminal UI. (importlib.metadata is not
+# listed: zvec reads its own version with it on import.)
+_NEVER_ON_THE_READ_PATH = (
+    "pydantic",
+    "pydantic_core",
+    "ragit.contract.models",
+    "ragit.ops.status",
+    "ragit.ingest",
+    "ragit.store.writer",
+    "ragit.store.publishing",
+    "httpx",
+    "rich",
+    "tomlkit",
+    "subprocess",
+)
+
+
+def _run(cwd: Path, *args: str) -> tuple[set[str], list[str], subprocess.CompletedProcess[str]]:
+    proc = subprocess.run(
+        [sys.executable, "-c", _PROBE, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    modules: list[str] = []
+    built: list[str] = []
+    for line in proc.stderr.splitlines():
+        if line.startswith("MODULES "):
+            modules = json.loads(line[len("MODULES ") :])
+        elif line.startswith("BUILT "):
+            built = json.loads(line[len("BUILT ") :])
+    assert modules, proc.stderr
+    return set(modules), built, proc
+
+
+def _offenders(modules: set[str], banned: tuple[str, ...]) -> set[str]:
+    return {m for m in modules if any(m == b or m.startswith(b + ".") for b in banned)}
+
+
+def test_version_answers_before_click_or_the_command_registry_is_imported(
+    tmp_path: Path,
+) -> None:
+    """Implementation choice: `ragit --version` imports no third-party package and only the
+    entry point of ragit itself."""
+    modules, _, proc = _run(tmp_path, "--version")
+    assert proc.returncode == 0 and proc.stdout.startswith("ragit ")
+    ours = {m for m in modules if m.split(".")[0] == "ragit"}
+    assert ours == {"ragit", "ragit.cli", "ragit.cli.main", "ragit._guard"}
+    assert not _offenders(modules, ("click", "pydantic", "numpy", "json", "subprocess"))
+
+
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("startup") / "repo"
+    build_fixture("docs-basic", root)
+    for argv in (
+        [sys.executable, "-m", "ragit", "init", "--yes"],
+        ["git", "add", ".ragit/config.toml", ".gitignore"],
+        ["git", "commit", "-q", "-m", "init ragit"],
+        [sys.executable, "-m", "ragit", "ingest", "--all", "--format", "json"],
+    ):
+        subprocess.run(argv, cwd=root, capture_output=True, check=True)
+    return root
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("query", "how are postings validated", "--format", "json"),
+        ("context", "pack", "how are postings validated", "--format", "json"),
+        ("status", "--format", "json"),
+    ],
+    ids=["query", "context pack", "status"],
+)
+def test_a_cold_read_imports_no_model_library_and_builds_only_its_own_command(
+    indexed: Path, args: tuple[str, ...]
+) -> None:
+    """Implementation choice: a cold read command imports no pydantic, no distribution
+    metadata, no writer and no status report, and builds one click command, not the
+    whole tree."""
+    modules, built, proc = _run(indexed, *args)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["ok"] is True
+    own = "ragit.ops.status" if args[0] == "status" else None  # the status report is its own
+    assert not _offenders(modules, tuple(m for m in _NEVER_ON_THE_READ_PATH if m != own))
+    assert built.count("Command") == 1
+
+
+def test_status_opens_no_store_engine(indexed: Path) -> None:
+    """Contract-mandated (§12): `status` never opens the store, so it loads neither zvec
+    nor numpy (nor, therefore, the distribution metadata zvec reads for its version)."""
+    modules, _, proc = _run(indexed, "status", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    assert not _offenders(modules, ("zvec", "numpy", "importlib.metadata"))
