@@ -56,7 +56,7 @@ def _common_options(spec: CommandSpec) -> list[dict[str, Any]]:
             "required": False,
             "description": "Output format; json writes the envelope to stdout.",
             "enum": ["text", "json", "both"],
-            "defaultValue": spec.default_format,
+            "defaultValue": spec.pipe_format,
             **({"aliases": list(spec.extra_format_aliases)} if spec.extra_format_aliases else {}),
         }
     ]
@@ -167,7 +167,7 @@ def describe_spec(spec: CommandSpec) -> dict[str, Any]:
         "supportsDryRun": spec.supports_dry_run,
         "supportsRawJsonInput": spec.input_model is not None,
         "inputRequired": spec.input_required,
-        "defaultFormat": spec.default_format,
+        "defaultFormat": spec.pipe_format,
         "arguments": [
             {
                 "name": a.name,

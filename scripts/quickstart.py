@@ -48,7 +48,7 @@ def main() -> int:
         head = build_fixture("docs-basic", repo)
         print(f"example repository: {repo} (HEAD {head})")
         run([ragit, "--version"], repo, env)
-        run([ragit, "init", "--yes"], repo, env)
+        run([ragit, "init", "--yes", "--format", "text"], repo, env)
         run(["git", "add", ".ragit/config.toml", ".gitignore"], repo, env)
         run(["git", "commit", "-q", "-m", "Initialize RAGit"], repo, env)
         run([ragit, "ingest", "--all", "--dry-run", "--format", "text"], repo, env)
@@ -83,7 +83,7 @@ def main() -> int:
             repo,
             env,
         )
-        print("\nDone. Agents call the same commands with --format json (see README.md).")
+        print("\nDone. In a pipe or an agent's shell the same commands print the JSON envelope.")
         if args.keep:
             print(f"repository kept at {repo}")
     finally:

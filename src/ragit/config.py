@@ -14,6 +14,7 @@ the same declarations, so the rules and messages are pydantic's lax mode.
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -206,7 +207,9 @@ def default_config_toml(
                 continue
             table.add(key, value)
         if section_name == "output":
-            table.add(tomlkit.comment('format = "both"  # overrides per-command default formats'))
+            table.add(
+                tomlkit.comment('format = "json"  # default: text at a terminal, json otherwise')
+            )
         doc.add(tomlkit.nl())
         doc.add(section_name, table)
     return tomlkit.dumps(doc)
@@ -261,10 +264,10 @@ def _default_fix(key: str) -> str | None:
     if isinstance(default, bool):
         text = "true" if default else "false"
     elif isinstance(default, list):
-        text = "'" + json.dumps(default) + "'"
+        text = json.dumps(default)
     else:
         text = str(default)
-    return f"ragit config set {key} {text}"
+    return f"ragit config set {key} {shlex.quote(text)}"
 
 
 def validate_config(data: dict[str, Any], shown: str) -> RagitConfig:

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from _mcp_helpers import McpServer, assert_unchanged, raw_exchange, tree_state
 
-RECOVERY = "Correct the tool arguments and retry."
+RECOVERY = {"command": None, "hint": "Correct the tool arguments and retry."}
 Q = {"question": "double entry"}
 G = {"goal": "double entry"}
 
@@ -103,7 +103,7 @@ def _assert_invalid(envelope: dict[str, Any], tool: str | None, field: str) -> N
     assert error["category"] == "invalid_input"
     assert error["retryable"] is False
     assert error["details"] == {"field": field}
-    assert error["recovery"] == {"command": RECOVERY}
+    assert error["recovery"] == RECOVERY
 
 
 @pytest.mark.parametrize(

@@ -48,9 +48,9 @@ REQUESTS: list[tuple[str, dict[str, Any]]] = [
     ("ragit_query", {"question": "ledger", "scope": "session"}),
     ("ragit_query", {"question": "이중 기입 원장"}),
     ("ragit_context_pack", {"goal": "implement posting validation"}),
-    ("ragit_context_pack", {"goal": "double entry", "budget": 5000, "view": "full"}),
+    ("ragit_context_pack", {"goal": "double entry", "budget": 3000, "view": "full"}),
     ("ragit_context_pack", {"goal": "double entry", "budget": 1, "view": "minimal"}),
-    ("ragit_context_pack", {"goal": "balance snapshots", "scope": "all", "budget": 32000}),
+    ("ragit_context_pack", {"goal": "balance snapshots", "scope": "all", "budget": 3000}),
 ]
 
 

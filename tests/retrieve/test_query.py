@@ -17,13 +17,19 @@ from ragit.retrieve.citations import citation_id
 from ragit.retrieve.engine import Hit, cjk_query_text
 from ragit.retrieve.query import (
     NO_FIT_WARNING,
+    Engine,
     PackRequest,
     QueryRequest,
+    candidate_pool,
+    retrieval_depth,
+    retrieve_hits,
     run_context_pack,
     run_query,
     select_for_budget,
 )
+from ragit.security.masking import mask_text
 from ragit.text.scripts import script_weights
+from ragit.text.tokens import token_estimate
 from ragit.workspace import Workspace
 
 
@@ -249,14 +255,131 @@ def _hit(path: str, words: int, n: int) -> Hit:
 def test_citation_diverse_selection_invariants(sizes: list[tuple[int, int]], budget: int) -> None:
     """Contract-mandated (§8): whole hits, no duplicate citation, diverse sources first."""
     hits = [_hit(f"doc{d}.md", w, i) for i, (d, w) in enumerate(sizes)]
-    selected, stats, used = select_for_budget(hits, budget)
-    assert used == sum(len(h.text.split()) for h in selected) <= budget
+    costs = [w for _, w in sizes]
+    chosen, stats, used = select_for_budget(hits, budget, costs)
+    selected = [hits[i] for i in chosen]
+    assert used == sum(costs[i] for i in chosen) <= budget
     assert len({h.citation["id"] for h in selected}) == len(selected)
     assert stats["uniqueCitations"] == len(selected) + stats["budgetRejectedHits"]
     assert stats["candidateHits"] == stats["uniqueCitations"] + stats["duplicateCitationsSkipped"]
-    families = [h.path for h in selected]
-    first_repeat = next((i for i, p in enumerate(families) if p in families[:i]), len(families))
-    assert len(set(families[:first_repeat])) == first_repeat
+    # Every source family the first pass could still afford is represented.
+    families = {h.path for h in selected}
+    left = budget - used
+    for i, hit in enumerate(hits):
+        first = hits.index(next(h for h in hits if h.citation["id"] == hit.citation["id"]))
+        if i == first and hit.path not in families:
+            assert costs[i] > left
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    sizes=st.lists(st.tuples(st.integers(0, 5), st.integers(1, 60)), min_size=0, max_size=30),
+    budget=st.integers(1, 400),
+)
+def test_selected_hits_keep_their_rank_order(sizes: list[tuple[int, int]], budget: int) -> None:
+    """Contract-mandated (§8): the diversity pass decides what is selected, not the order."""
+    hits = [_hit(f"doc{d}.md", w, i) for i, (d, w) in enumerate(sizes)]
+    chosen, _, _ = select_for_budget(hits, budget, [w for _, w in sizes])
+    assert chosen == sorted(chosen)
+
+
+def test_context_pack_lists_a_strong_second_passage_before_a_weak_new_source() -> None:
+    """Contract-mandated (§8): a weak hit of a new source never precedes a stronger one."""
+    hits = [_hit("a.md", 10, 0), _hit("a.md", 10, 1), _hit("b.md", 10, 2)]
+    chosen, _, _ = select_for_budget(hits, 30, [10, 10, 10])
+    assert [hits[i].section_title for i in chosen] == ["s0", "s1", "s2"]
+
+
+@pytest.mark.parametrize("view", ["minimal", "default", "full"])
+def test_context_pack_returns_whole_passages_and_counts_what_it_returns(
+    basic: Path, view: str
+) -> None:
+    """Contract-mandated (§8): every view carries each hit's whole text; usedTokens is the
+    estimate summed over exactly those texts; views change only metadata."""
+    ws = Workspace(basic)
+    data = run_context_pack(ws, PackRequest(goal="ledger idempotency", budget=3000, view=view))
+    _, ranked, _ = retrieve_hits(ws, Engine(ws), "ledger idempotency", None, "durable", 200)
+    texts = {h.citation["id"]: str(mask_text(h.text).text) for h in ranked}
+    assert data["hits"]
+    for hit in data["hits"]:
+        assert hit["text"] == texts[hit["citation"]["id"]]
+        assert hit["tokens"] == token_estimate(hit["text"])
+    assert data["usedTokens"] == sum(h["tokens"] for h in data["hits"]) <= 3000
+    expected = {"path", "sectionTitle", "citation", "text", "tokens"}
+    if view in ("default", "full"):
+        expected |= {"scoreFinal", "scoreVector", "scoreKeyword", "scope", "originType"}
+        expected |= {"authority"}
+    if view == "full":
+        expected |= {"artifactId", "artifactKind", "confidence"}
+    assert all(set(hit) == expected for hit in data["hits"])
+
+
+def test_context_pack_hits_are_the_same_passages_in_every_view(basic: Path) -> None:
+    """Contract-mandated (§8): a view never changes what is selected or counted."""
+    ws = Workspace(basic)
+    packs = [
+        run_context_pack(ws, PackRequest(goal="ledger rollout plan", budget=900, view=view))
+        for view in ("minimal", "default", "full")
+    ]
+    assert (
+        len({json.dumps([(h["citation"]["id"], h["text"]) for h in p["hits"]]) for p in packs}) == 1
+    )
+    assert len({p["usedTokens"] for p in packs}) == 1
+
+
+def test_context_pack_hits_are_in_rank_order(basic: Path) -> None:
+    """Contract-mandated (§8): selected hits are output in rank order."""
+    data = run_context_pack(
+        Workspace(basic), PackRequest(goal="ledger balance snapshots", budget=5000)
+    )
+    keys = [(-h["scoreFinal"], h["path"], h["sectionTitle"]) for h in data["hits"]]
+    assert len(keys) > 2 and keys == sorted(keys)
+
+
+def test_the_candidate_pool_holds_the_budget_and_at_least_thirty() -> None:
+    """Implementation choice (docs/contract.md): the pool grows until its passages hold the
+    budget, from 30 up to 200 candidates; retrieval ranks budget / 100 of them."""
+    assert candidate_pool([50] * 200, 1200) == 30
+    assert candidate_pool([50] * 200, 5000) == 100
+    assert candidate_pool([50] * 200, 5001) == 101
+    assert candidate_pool([50] * 12, 5000) == 12
+    assert candidate_pool([400] * 200, 32000) == 80
+    assert [retrieval_depth(b) for b in (1, 1200, 3000, 3001, 16000, 32000, 200_000)] == [
+        30,
+        30,
+        30,
+        31,
+        160,
+        200,
+        200,
+    ]
+
+
+def test_a_large_budget_is_filled_from_more_than_thirty_candidates(tmp_path: Path) -> None:
+    """Contract-mandated (§8): the pool grows with the budget, so a large budget is filled."""
+    repo = tmp_path / "many"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    for n in range(90):
+        body = " ".join(
+            f"Retries of payout {n} back off exponentially after attempt {k}, and the ledger "
+            f"records every retry of batch {n} with its idempotency key."
+            for k in range(6)
+        )
+        (repo / "docs").mkdir(exist_ok=True)
+        (repo / "docs" / f"retry-{n:03}.md").write_text(
+            f"# Retry policy {n}\n\n{body}\n", encoding="utf-8"
+        )
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "docs")
+    assert ragit(repo, "init", "--yes").returncode == 0
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "init ragit")
+    assert ragit(repo, "ingest", "--all").returncode == 0
+    data = run_context_pack(Workspace(repo), PackRequest(goal="payout retry backoff", budget=16000))
+    assert data["selection"]["candidateHits"] > 30
+    assert data["usedTokens"] >= 0.9 * 16000
+    assert data["selectedHits"] > 30
 
 
 def test_secrets_never_appear_in_any_view_or_format(tmp_path: Path) -> None:

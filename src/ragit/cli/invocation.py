@@ -70,7 +70,7 @@ class Invocation:
         self.spec = spec
         self.params = params
         self.start_dir = start_dir
-        self.fmt = spec.default_format
+        self.fmt = spec.pipe_format
         self.view = "default"
         self.dry_run = bool(params.get("dry_run", False))
         self.input_source: str | None = params.get("input")
@@ -171,10 +171,11 @@ def environment_format() -> str | None:
 
 
 def resolve_format(spec: CommandSpec, explicit: str | None, root: Path | None) -> str:
-    """The output format of one run (docs/contract.md, "Default format").
+    """The output format of one run (contract §2; docs/contract.md, "Envelope, formats").
 
     Precedence: ``--format`` > ``RAGIT_FORMAT`` > ``output.format`` in the repository's
-    config > ``text`` when stdout is a terminal > the command's default (pipes and files).
+    config > ``text`` when stdout is a terminal > ``json`` (pipes and files; ``completion``
+    prints its script).
     """
     if explicit is not None:
         return explicit
@@ -187,7 +188,7 @@ def resolve_format(spec: CommandSpec, explicit: str | None, root: Path | None) -
             return configured
     if stdout_is_terminal():
         return "text"
-    return spec.default_format
+    return spec.pipe_format
 
 
 def _check_input_mixing(spec: CommandSpec, params: dict[str, Any], ctx: click.Context) -> None:

@@ -31,9 +31,9 @@ _VERSION_FLAGS = (["--version"], ["-V"])
 _HELP = """RAGit — commit-bound retrieval memory for AI coding agents.
 
 \b
-Agents: prefer `--format json`, read a command's contract with
-`ragit describe <command> --format json`, and validate mutating
-commands with `--dry-run` first.
+Text at a terminal, the JSON envelope in a pipe (--format changes it).
+Agents: read a command's contract with `ragit describe <command>`,
+and validate mutating commands with `--dry-run` first.
 """
 
 
@@ -104,7 +104,7 @@ def _build_command(spec: CommandSpec) -> click.Command:
             metavar="text|json|both",
             shell_complete=complete.values(FORMATS),
             help=(
-                f"Output format (default: text at a terminal, {spec.default_format} in a pipe; "
+                f"Output format (default: text at a terminal, {spec.pipe_format} otherwise; "
                 "RAGIT_FORMAT or output.format change it)."
             ),
         )
@@ -312,7 +312,7 @@ def _requested_format(argv: Sequence[str], spec: CommandSpec | None) -> str:
         return env
     if stdout_is_terminal():
         return "text"
-    return spec.default_format if spec else "text"
+    return spec.pipe_format if spec else "text"  # an unknown command has no envelope of its own
 
 
 def _positionals(argv: Sequence[str], spec: CommandSpec) -> list[str]:

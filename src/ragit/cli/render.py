@@ -211,6 +211,8 @@ def human_failure(
         shown = _at_command(spec, params or {}, str(error.details["resolvedSha"]))
     if shown:
         lines.append(f"  {paint('next:', 'bold', err)} {shown}")
+    elif error.hint:
+        lines.append(f"  {paint('hint:', 'bold', err)} {error.hint}")
     for other in error.alternatives:
         lines.append(f"  {paint('or:', 'bold', err)} {other}")
     return "\n".join(lines) + "\n"

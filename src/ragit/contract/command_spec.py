@@ -151,7 +151,6 @@ class CommandSpec:
     path: str
     summary: str
     handler: str  # "module:function", imported only when the command runs
-    default_format: str
     group: str = "root"
     mutating: bool = False
     supports_dry_run: bool = False
@@ -168,6 +167,9 @@ class CommandSpec:
     extra_format_aliases: tuple[str, ...] = field(default=())
     # What --view changes for this command (its help and `describe`); see VIEW_HELP.
     view_help: str = ""
+    # The format when stdout is not a terminal (a terminal gets text): json, the envelope, for
+    # every command that prints one; completion prints its script (contract §2).
+    pipe_format: str = "json"
 
     @property
     def view_description(self) -> str:

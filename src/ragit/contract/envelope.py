@@ -135,6 +135,8 @@ def render_failure_text(error: RagitError) -> str:
         f"- details: {dumps_compact(error.details)}",
         f"- recovery: {error.recovery if error.recovery else '(none)'}",
     ]
+    if error.hint:
+        lines.append(f"- hint: {error.hint}")
     return "\n".join(lines) + "\n"
 
 

@@ -51,6 +51,7 @@ identifiers, paths and counts.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any, ClassVar
 
 INVALID_INPUT = "invalid_input"
@@ -80,12 +81,16 @@ class RagitError(Exception):
         *,
         details: dict[str, Any] | None = None,
         recovery: str | None = None,
+        hint: str | None = None,
         retryable: bool | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
         self.details: dict[str, Any] = dict(details or {})
+        # ``recovery`` is a shell command that runs as written (paths quoted), or None;
+        # advice that is not a command is the ``hint`` (docs/contract.md, "Recoveries").
         self.recovery = recovery
+        self.hint = hint
         self.retryable = self.retryable_default if retryable is None else retryable
         # For people only (the text failure block), never in the envelope: a next step that
         # replaces ``recovery`` in text, and other commands that also lead forward.
@@ -100,8 +105,15 @@ class RagitError(Exception):
             "message": self.message,
             "retryable": self.retryable,
             "details": self.details,
-            "recovery": {"command": self.recovery},
+            "recovery": self.recovery_payload(),
         }
+
+    def recovery_payload(self) -> dict[str, Any]:
+        """``{command}`` plus ``hint`` when there is one (contract §2)."""
+        out: dict[str, Any] = {"command": self.recovery}
+        if self.hint:
+            out["hint"] = self.hint
+        return out
 
 
 class InvalidInputError(RagitError):
@@ -185,7 +197,7 @@ class McpInvalidInput(InvalidInputError):
         super().__init__(
             message,
             details={"field": field} if field else {},
-            recovery="Correct the tool arguments and retry.",
+            hint="Correct the tool arguments and retry.",
         )
 
 
@@ -322,17 +334,21 @@ class ConfigInvalid(NotReadyError):
     def __init__(
         self, path: str, key: str | None, reason: str, *, recovery: str | None = None
     ) -> None:
+        import shlex
+
         where = f"{path} ({key})" if key else path
-        if recovery is None:
-            recovery = (
-                f"ragit config set {key} <value>"
-                if key
-                else f"mv {path} {path}.bak && ragit init --yes"
-            )
+        hint = None
+        if recovery is None and key:
+            # No default to restore: the value is the user's to choose.
+            hint = f"Set {key} to a valid value (ragit config set {key} VALUE) or remove it."
+        elif recovery is None:
+            quoted = shlex.quote(path)
+            recovery = f"mv {quoted} {shlex.quote(path + '.bak')} && ragit init --yes"
         super().__init__(
             f"configuration {where} is invalid: {reason}",
             details={"path": path, "key": key, "reason": reason},
             recovery=recovery,
+            hint=hint,
         )
 
 
@@ -351,14 +367,13 @@ class IngestBaseNotIndexed(NotReadyError):
 class IngestCandidatesDirty(NotReadyError):
     code = "INGEST_CANDIDATES_DIRTY"
 
-    def __init__(self, dirty: list[str]) -> None:
-        import shlex
+    def __init__(self, dirty: list[str], *, already_staged: Collection[str] = ()) -> None:
+        from ragit.contract.recovery import commit_recovery
 
-        shown = " ".join(shlex.quote(path) for path in dirty[:10])
         super().__init__(
             f"{len(dirty)} ingest candidate(s) differ from HEAD; commit them first",
             details={"dirtyCandidates": list(dirty)},
-            recovery=f"git add {shown} && git commit",
+            recovery=commit_recovery(dirty, already_staged),
         )
 
 
@@ -392,6 +407,7 @@ class EmbeddingCredentialsMissing(NotReadyError):
         super().__init__(
             f"the {provider} embedding provider needs {variable} in the environment",
             details={"provider": provider, "variable": variable},
+            hint=f"Set {variable} in the environment, then retry.",
         )
 
 
@@ -426,11 +442,12 @@ class DoctorChecksFailed(NotReadyError):
     code = "DOCTOR_CHECKS_FAILED"
     exit_code = EXIT_UNEXPECTED
 
-    def __init__(self, failed: list[str], recovery: str | None) -> None:
+    def __init__(self, failed: list[str], recovery: str | None, *, hint: str | None = None) -> None:
         super().__init__(
             f"{len(failed)} doctor check(s) failed: {', '.join(failed)}",
             details={"failed": list(failed)},
             recovery=recovery,
+            hint=hint,
         )
 
 
@@ -470,7 +487,7 @@ class McpRemoteEmbeddingCacheMiss(NotReadyError):
         super().__init__(
             "The read-only remote embedding cache is incomplete.",
             details={"provider": provider, "model": model, "missingCount": missing_count},
-            recovery=(
+            hint=(
                 "Run the same query with the ragit CLI outside MCP to fill the cache, then retry."
             ),
         )
@@ -498,6 +515,7 @@ class SnapshotSchemaUnsupported(CorruptError):
             f"snapshot manifest {path} uses indexVersion {index_version}; "
             f"this ragit supports up to {supported}; upgrade ragit",
             details={"path": path, "indexVersion": index_version, "supported": supported},
+            hint="Upgrade ragit: a newer version wrote this snapshot.",
         )
 
 
@@ -515,6 +533,7 @@ class StoreWriteBusy(TransientError):
         super().__init__(
             reason or "another RAGit writer holds the store lock; retry after it completes",
             details={"lockState": lock_state, "owner": owner},
+            hint="Retry after the running writer ends.",
         )
 
 
@@ -535,6 +554,7 @@ class StoreReadBusy(TransientError):
                 else "no published store copy is readable while a writer is active; retry shortly"
             ),
             details={"waitedMs": waited_ms},
+            hint="Retry shortly.",
         )
 
 

@@ -31,7 +31,6 @@ CORE_COMMANDS: tuple[CommandSpec, ...] = (
             "and a summary of the output data. Run it before first use of a command."
         ),
         handler="ragit.cli.commands.describe:run",
-        default_format="json",
         arguments=(
             Argument(
                 "command",
@@ -60,7 +59,6 @@ CORE_COMMANDS: tuple[CommandSpec, ...] = (
             "The store is created by the first ingest."
         ),
         handler="ragit.cli.commands.init:run",
-        default_format="text",
         mutating=True,
         supports_dry_run=True,
         options=(
@@ -118,7 +116,6 @@ CORE_COMMANDS: tuple[CommandSpec, ...] = (
             "configuration and writer-lock state. Reads only; opens no store."
         ),
         handler="ragit.cli.commands.status:run",
-        default_format="json",
         output_model="ragit.cli.commands.status_data:StatusData",
         examples=("ragit status", "ragit status --cwd path/to/repo --format json"),
         related=("doctor", "ingest", "init"),
@@ -135,7 +132,6 @@ CORE_COMMANDS: tuple[CommandSpec, ...] = (
             "Re-ingesting an unchanged commit writes nothing."
         ),
         handler="ragit.cli.commands.ingest:run",
-        default_format="json",
         mutating=True,
         supports_dry_run=True,
         input_model="ragit.ingest.request:IngestInput",
@@ -220,7 +216,6 @@ CORE_COMMANDS: tuple[CommandSpec, ...] = (
             "worktree is a warning. Output is always re-masked."
         ),
         handler="ragit.cli.commands.query:run_query_cmd",
-        default_format="both",
         views=True,
         input_model="ragit.retrieve.inputs:QueryInput",
         arguments=(
@@ -270,12 +265,14 @@ CORE_COMMANDS: tuple[CommandSpec, ...] = (
         path="context pack",
         summary="Build a budgeted, citation-diverse context packet for a goal.",
         description=(
-            "Retrieves like query (30 candidates), drops duplicate citations, then fills the "
-            "token budget (whitespace words) with whole hits: one per new source first, then in "
-            "rank order. usedTokens never exceeds the budget."
+            "Retrieves like query from a candidate pool that grows with the budget (at least "
+            "30), drops duplicate citations, then fills the token budget with whole passages: "
+            "one per new source first, then in rank order; the selected passages are output in "
+            "rank order. Every view carries each passage's whole text and its token count, and "
+            "usedTokens, their sum, never exceeds the budget (tokens: RAGit's estimate, at least "
+            "GPT-4's count)."
         ),
         handler="ragit.cli.commands.query:run_context_pack_cmd",
-        default_format="both",
         group="context",
         views=True,
         input_model="ragit.retrieve.inputs:ContextPackInput",

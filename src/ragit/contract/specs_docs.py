@@ -36,7 +36,6 @@ DOC_COMMANDS: tuple[CommandSpec, ...] = (
             "violation (the report stays in data), 0 otherwise or with --exit-zero."
         ),
         handler="ragit.cli.commands.doc:run_validate",
-        default_format="json",
         group="doc",
         arguments=(
             Argument(
@@ -79,7 +78,6 @@ DOC_COMMANDS: tuple[CommandSpec, ...] = (
             "once the repository is initialized. Writes are atomic."
         ),
         handler="ragit.cli.commands.doc:run_refresh",
-        default_format="json",
         group="doc",
         mutating=True,
         supports_dry_run=True,
@@ -111,7 +109,6 @@ DOC_COMMANDS: tuple[CommandSpec, ...] = (
             "every required section. Never overwrites a file."
         ),
         handler="ragit.cli.commands.doc:run_create",
-        default_format="json",
         group="doc",
         mutating=True,
         supports_dry_run=True,
@@ -137,7 +134,6 @@ DOC_COMMANDS: tuple[CommandSpec, ...] = (
             "initialized repository."
         ),
         handler="ragit.cli.commands.doc:run_reconcile",
-        default_format="json",
         group="doc",
         mutating=True,
         supports_dry_run=True,

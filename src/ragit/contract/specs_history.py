@@ -33,7 +33,6 @@ LOG = CommandSpec(
         "only; output is re-masked."
     ),
     handler="ragit.cli.commands.history:run_log",
-    default_format="text",
     views=True,
     view_help=(
         "How much of each commit: minimal (one line, as --oneline), default (a block with "
@@ -108,7 +107,6 @@ DRIFT = CommandSpec(
         "content. Reads only; output is re-masked."
     ),
     handler="ragit.cli.commands.history:run_drift",
-    default_format="text",
     views=True,
     options=(
         Option(
@@ -146,7 +144,6 @@ NARRATIVE = CommandSpec(
         "report in a browser, best-effort."
     ),
     handler="ragit.cli.commands.history:run_narrative",
-    default_format="text",
     mutating=True,
     supports_dry_run=True,
     arguments=(_REV_RANGE,),

@@ -23,7 +23,6 @@ MEMORY_COMMANDS: tuple[CommandSpec, ...] = (
             "must be an ISO-8601 instant. Validate with --dry-run first."
         ),
         handler="ragit.cli.commands.memory:run_wrap",
-        default_format="json",
         group="memory",
         mutating=True,
         supports_dry_run=True,
@@ -45,7 +44,6 @@ MEMORY_COMMANDS: tuple[CommandSpec, ...] = (
             "unavailable, keyword-only artifact hits, a warning. Reads only; output is re-masked."
         ),
         handler="ragit.cli.commands.memory:run_recall",
-        default_format="both",
         group="memory",
         views=True,
         arguments=(
@@ -78,7 +76,6 @@ MEMORY_COMMANDS: tuple[CommandSpec, ...] = (
             "candidates."
         ),
         handler="ragit.cli.commands.memory:run_promote",
-        default_format="json",
         group="memory",
         mutating=True,
         supports_dry_run=True,
@@ -100,7 +97,6 @@ MEMORY_COMMANDS: tuple[CommandSpec, ...] = (
             "Promotes nothing; review the artifacts with `artifact review`."
         ),
         handler="ragit.cli.commands.artifacts:run_session_materialize",
-        default_format="json",
         group="session",
         mutating=True,
         supports_dry_run=True,
@@ -124,7 +120,6 @@ MEMORY_COMMANDS: tuple[CommandSpec, ...] = (
             "failures. Reviewed artifacts become searchable in the session/harness scopes."
         ),
         handler="ragit.cli.commands.artifacts:run_artifact_review",
-        default_format="json",
         group="artifact",
         mutating=True,
         supports_dry_run=True,
@@ -149,7 +144,6 @@ MEMORY_COMMANDS: tuple[CommandSpec, ...] = (
             "nothing."
         ),
         handler="ragit.cli.commands.artifacts:run_harness_capture",
-        default_format="json",
         group="harness",
         mutating=True,
         supports_dry_run=True,
@@ -165,7 +159,6 @@ MEMORY_COMMANDS: tuple[CommandSpec, ...] = (
         path="harness verify",
         summary="Structural preflight of a harness suite (no execution, writes nothing).",
         handler="ragit.cli.commands.artifacts:run_harness_verify",
-        default_format="json",
         group="harness",
         options=(
             Option(
@@ -191,7 +184,6 @@ MEMORY_COMMANDS: tuple[CommandSpec, ...] = (
             "fails preflight except with --dry-run, which executes nothing."
         ),
         handler="ragit.cli.commands.artifacts:run_harness_run",
-        default_format="json",
         group="harness",
         mutating=True,
         supports_dry_run=True,
@@ -207,7 +199,6 @@ MEMORY_COMMANDS: tuple[CommandSpec, ...] = (
         path="harness pack",
         summary="Read-only packet of a harness suite and its resources.",
         handler="ragit.cli.commands.artifacts:run_harness_pack",
-        default_format="json",
         group="harness",
         arguments=(Argument("suite_ref", "string", "Suite artifact id or its JSON path."),),
         examples=(
@@ -226,7 +217,6 @@ MEMORY_COMMANDS: tuple[CommandSpec, ...] = (
             "overwrites a file; ingested is always false: review, commit, then ingest."
         ),
         handler="ragit.cli.commands.artifacts:run_harness_promote",
-        default_format="json",
         group="harness",
         mutating=True,
         supports_dry_run=True,
@@ -249,7 +239,6 @@ MEMORY_COMMANDS: tuple[CommandSpec, ...] = (
             "type before the dot) and an ISO-8601 time window. Reads only; output is re-masked."
         ),
         handler="ragit.cli.commands.timeline:run",
-        default_format="text",
         views=True,
         view_help=(
             "How much of each event: minimal (time, type and summary), default (adds ids) or "

@@ -20,7 +20,6 @@ OPS_COMMANDS: tuple[CommandSpec, ...] = (
             "core.hooksPath and linked worktrees. Idempotent."
         ),
         handler="ragit.cli.commands.hooks:run_install",
-        default_format="text",
         group="hooks",
         mutating=True,
         supports_dry_run=True,
@@ -31,7 +30,6 @@ OPS_COMMANDS: tuple[CommandSpec, ...] = (
         path="hooks uninstall",
         summary="Remove RAGit's git hooks and restore the hooks they chained.",
         handler="ragit.cli.commands.hooks:run_uninstall",
-        default_format="text",
         group="hooks",
         mutating=True,
         supports_dry_run=True,
@@ -42,7 +40,6 @@ OPS_COMMANDS: tuple[CommandSpec, ...] = (
         path="hooks status",
         summary="Report which RAGit hooks are installed (reads only).",
         handler="ragit.cli.commands.hooks:run_status",
-        default_format="json",
         group="hooks",
         examples=("ragit hooks status", "ragit hooks status --format json"),
         related=("hooks install",),
@@ -57,7 +54,6 @@ OPS_COMMANDS: tuple[CommandSpec, ...] = (
             "when any check fails; the envelope still carries every check in data."
         ),
         handler="ragit.cli.commands.doctor:run",
-        default_format="text",
         examples=("ragit doctor", "ragit doctor --format json"),
         related=("status", "repair"),
     ),
@@ -77,7 +73,6 @@ OPS_COMMANDS: tuple[CommandSpec, ...] = (
             "planned whatever the item filters. Without --apply nothing is written."
         ),
         handler="ragit.cli.commands.repair:run_repair_cmd",
-        default_format="json",
         mutating=True,
         options=(
             Option(
@@ -141,7 +136,6 @@ OPS_COMMANDS: tuple[CommandSpec, ...] = (
             "plans from a read-only connection."
         ),
         handler="ragit.cli.commands.repair:run_migrate_embeddings",
-        default_format="json",
         group="migrate",
         mutating=True,
         supports_dry_run=True,
@@ -163,7 +157,6 @@ OPS_COMMANDS: tuple[CommandSpec, ...] = (
             "the extra ragit-cli[postgres]."
         ),
         handler="ragit.cli.commands.migrate_store:run",
-        default_format="json",
         group="migrate",
         mutating=True,
         supports_dry_run=True,
@@ -187,7 +180,6 @@ OPS_COMMANDS: tuple[CommandSpec, ...] = (
             "externally-managed, permission-denied, pip-unavailable, model-invalid)."
         ),
         handler="ragit.cli.commands.model:run_install",
-        default_format="text",
         group="model",
         mutating=True,
         supports_dry_run=True,
@@ -209,7 +201,6 @@ OPS_COMMANDS: tuple[CommandSpec, ...] = (
             "Keys: " + ", ".join(CONFIG_KEYS) + "."
         ),
         handler="ragit.cli.commands.config:run_set",
-        default_format="json",
         group="config",
         mutating=True,
         supports_dry_run=True,
@@ -235,7 +226,6 @@ OPS_COMMANDS: tuple[CommandSpec, ...] = (
             "what the file does not hold is a no-op (`removed: false`)."
         ),
         handler="ragit.cli.commands.config:run_unset",
-        default_format="json",
         group="config",
         mutating=True,
         supports_dry_run=True,
@@ -249,7 +239,6 @@ OPS_COMMANDS: tuple[CommandSpec, ...] = (
         summary="Print one configuration key's effective value (the default when unset).",
         description="Keys: " + ", ".join(CONFIG_KEYS) + ".",
         handler="ragit.cli.commands.config:run_get",
-        default_format="json",
         group="config",
         arguments=(Argument("key", "string", "The `section.key` to read."),),
         output_model="ragit.cli.commands.config:ConfigEntry",
@@ -267,7 +256,6 @@ OPS_COMMANDS: tuple[CommandSpec, ...] = (
             "file sets the key; base_url credentials are never shown."
         ),
         handler="ragit.cli.commands.config:run_list",
-        default_format="json",
         group="config",
         output_model="ragit.cli.commands.config:ConfigListData",
         examples=("ragit config list", "ragit config list --format json"),
@@ -281,7 +269,7 @@ OPS_COMMANDS: tuple[CommandSpec, ...] = (
             "`ragit completion fish` to ~/.config/fish/completions/ragit.fish."
         ),
         handler="ragit.cli.commands.completion:run",
-        default_format="text",
+        pipe_format="text",  # the script itself, terminal or pipe (contract §2)
         arguments=(Argument("shell", "string", "bash, zsh or fish."),),
         takes_cwd=False,
         output_model="ragit.cli.commands.completion:CompletionData",
@@ -304,7 +292,6 @@ OPS_COMMANDS: tuple[CommandSpec, ...] = (
             "Findings name a path and a field, never the value. Reads only."
         ),
         handler="ragit.cli.commands.security:run_audit_cmd",
-        default_format="json",
         group="security",
         examples=("ragit security audit", "ragit security audit --format text"),
         related=("security purge", "status"),
@@ -325,7 +312,6 @@ OPS_COMMANDS: tuple[CommandSpec, ...] = (
             "--dry-run writes nothing and lists planned[]."
         ),
         handler="ragit.cli.commands.security:run_purge_cmd",
-        default_format="json",
         group="security",
         mutating=True,
         supports_dry_run=True,

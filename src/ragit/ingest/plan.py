@@ -387,7 +387,10 @@ def plan_ingest(
     candidates, skipped, selected = _candidate_files(cfg, tree, req)
     dirty: list[str] = []
     if target_is_head:
-        dirty = sorted(p for p in git.dirty_paths() if selected(p) and is_unicode_text(p))
+        states = {
+            p: state for p, state in git.dirty_paths().items() if selected(p) and is_unicode_text(p)
+        }
+        dirty = sorted(states)
         if dirty and req.committed_only:
             shown = ", ".join(dirty[:10]) + (", …" if len(dirty) > 10 else "")
             warnings.append(
@@ -395,7 +398,8 @@ def plan_ingest(
                 f"include (it indexes the commit): {shown}"
             )
         elif dirty:
-            block(IngestCandidatesDirty(dirty))
+            removed = [p for p, state in states.items() if state == "removed"]
+            block(IngestCandidatesDirty(dirty, already_staged=removed))
 
     admission = AdmissionSummary(mode=cfg.security.admission_mode)
     if not cfg.security.secret_masking:

@@ -13,9 +13,9 @@ as the tokenizers of the models reading it. Over it, a query's ``full``-view hit
 texts are cut to the largest common number of words that fits (each cut hit gets
 ``truncated: true``) and a warning is added; if the result still does not fit,
 trailing hits are dropped with another warning. A context pack's passages are
-never cut (contract §8): its trailing hits are dropped whole, and ``usedTokens``
-(whitespace words, the pack's unit), ``selectedHits`` and ``selection`` are updated
-to count what is returned.
+never cut (contract §8): its trailing hits are dropped whole, and ``usedTokens`` (the
+sum of the hits' ``tokens``, the same estimate), ``selectedHits`` and ``selection`` are
+updated to count what is returned.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from ragit.mcp.tools import (
     tool_definitions,
 )
 from ragit.security.output import mask_error, mask_in_place
-from ragit.text.tokens import token_estimate, word_count
+from ragit.text.tokens import token_estimate
 from ragit.workspace import Workspace
 
 _WORD = re.compile(r"\S+")
@@ -284,7 +284,7 @@ def _bound_pack(env: dict[str, Any], data: dict[str, Any], hits: list[Any], targ
     while hits and total > target:
         hit = hits.pop()
         dropped += 1
-        data["usedTokens"] -= word_count(str(hit.get("text", "")))  # the pack's unit (§8)
+        data["usedTokens"] -= int(hit.get("tokens", 0))
         data["selectedHits"] = len(hits)
         selection = data.get("selection")
         if isinstance(selection, dict):

@@ -64,14 +64,14 @@ QUERY_DESCRIPTION = (
     "commit (HEAD's index, or `at`; uncommitted edits are not seen) for ranked hits with "
     "citations; cite citation.id and path. For whole passages to read before a task, use "
     "ragit_context_pack. On isError, the user should run error.recovery.command (if not "
-    "null) outside MCP: this server never writes."
+    "null; else follow error.recovery.hint) outside MCP: this server never writes."
 )
 
 CONTEXT_PACK_DESCRIPTION = (
-    "The passages relevant to a goal, within a token budget, from the committed knowledge "
-    "at one commit: best-ranked first, one per source before any second, never cut "
-    "(usedTokens <= budget). Use it before a task, ragit_query for a lookup. Failures: "
-    "as in ragit_query."
+    "The whole passages relevant to a goal, within a token budget, from the committed "
+    "knowledge at one commit, in rank order; one per source is taken before any second, "
+    "none is cut, and each hit's tokens sum to usedTokens <= budget. Use it before a task, "
+    "ragit_query for a lookup. Failures: as in ragit_query."
 )
 
 
@@ -141,7 +141,8 @@ CONTEXT_PACK_INPUT: dict[str, Any] = {
             "minimum": 1,
             "maximum": MCP_MAX_BUDGET,
             "default": DEFAULT_BUDGET,
-            "description": "Token budget for the passages.",
+            "description": "Token budget for the passages (RAGit's token estimate, which "
+            "counts at least as many tokens as GPT-4's tokenizer).",
         },
         "at": _text(_AT_TEXT, MAX_REF_CHARS),
         "scope": _scope(),
@@ -165,7 +166,10 @@ _ERROR: dict[str, Any] = {
         "details": {"type": "object"},
         "recovery": {
             "type": "object",
-            "properties": {"command": {"type": ["string", "null"]}},
+            "properties": {
+                "command": {"type": ["string", "null"]},
+                "hint": {"type": "string"},
+            },
             "required": ["command"],
         },
     },
@@ -213,6 +217,25 @@ _HIT: dict[str, Any] = {
         "scoreBreakdown": {"type": "object"},
     },
     "required": ["path", "sectionTitle", "scoreFinal", "citation"],
+}
+
+# A context pack's hit (contract §8): whole text and its token count in every view.
+_PASSAGE: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "path": {"type": "string"},
+        "sectionTitle": {"type": "string"},
+        "scoreFinal": {"type": "number"},
+        "scoreVector": {"type": "number"},
+        "scoreKeyword": {"type": "number"},
+        "scope": {"type": "string"},
+        "originType": {"type": "string"},
+        "authority": {"type": "string"},
+        "citation": _CITATION,
+        "text": {"type": "string"},
+        "tokens": {"type": "integer", "minimum": 0},
+    },
+    "required": ["path", "sectionTitle", "citation", "text", "tokens"],
 }
 
 _REDACTION: dict[str, Any] = {
@@ -287,7 +310,7 @@ CONTEXT_PACK_DATA: dict[str, Any] = {
         "usedTokens": {"type": "integer"},
         "selectedHits": {"type": "integer"},
         "selection": {"type": "object"},
-        "hits": {"type": "array", "items": _HIT},
+        "hits": {"type": "array", "items": _PASSAGE},
         "warnings": _STRINGS,
         "redactionSummary": _REDACTION,
     },

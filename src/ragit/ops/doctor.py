@@ -25,7 +25,11 @@ from ragit.workspace import GITIGNORE_ENTRIES, Workspace
 
 REBUILD = "ragit repair --apply --action store-rebuild"
 MIGRATE_STORE = "ragit migrate store"
-CONFIGURE_SERVER = "export RAGIT_DATABASE_URL=postgresql://<user>@<host>/<database>"
+# No command names the user's own server: the check carries a hint instead.
+CONFIGURE_SERVER_HINT = (
+    "Set RAGIT_DATABASE_URL to the shared store's server, "
+    "e.g. export RAGIT_DATABASE_URL=postgresql://USER@HOST/DATABASE"
+)
 UPGRADE_RAGIT = install_command("postgres", upgrade=True)
 # Index states that need a writer: an ingest builds the graph (a noop one as well).
 _INDEX_FAILURES = ("invalid", "missing")
@@ -38,11 +42,14 @@ class Check:
     detail: str
     recovery: str | None = None
     extra: dict[str, Any] | None = None
+    hint: str | None = None  # advice where no command fixes it (recovery None)
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name, "ok": self.ok, "detail": self.detail}
         if not self.ok:
             out["recovery"] = self.recovery
+            if self.hint:
+                out["hint"] = self.hint
         if self.extra:
             out.update(self.extra)
         return out
@@ -279,13 +286,13 @@ class _Doctor:
         if facts is None:
             exc = shared.error
             assert exc is not None
-            if isinstance(exc, StoreClientMissing):
-                recovery = exc.install
-            elif "RAGIT_DATABASE_URL" in exc.message:
-                recovery = CONFIGURE_SERVER
-            else:
-                recovery = exc.recovery
-            self.add("store.connection", False, masked(exc.message), recovery, backend="postgres")
+            missing = isinstance(exc, StoreClientMissing)
+            recovery = exc.install if missing else exc.recovery
+            check = self.add(
+                "store.connection", False, masked(exc.message), recovery, backend="postgres"
+            )
+            if not missing and "RAGIT_DATABASE_URL" in exc.message:
+                check.recovery, check.hint = None, CONFIGURE_SERVER_HINT
             return
         server = facts["server"]
         where = f"{server['host']}:{server['port']}/{server['database']}"
@@ -556,13 +563,19 @@ def run_doctor(ws: Workspace) -> tuple[dict[str, Any], RagitError | None]:
     doc.run("hooks.interpreter", doc.hooks)
     failed = [c for c in doc.checks if not c.ok]
     data = {"checks": [c.as_dict() for c in doc.checks], "hasFailure": bool(failed)}
-    error = DoctorChecksFailed([c.name for c in failed], _first_fix(failed)) if failed else None
+    error = None
+    if failed:
+        fix = _first_fix(failed)
+        error = DoctorChecksFailed([c.name for c in failed], fix.recovery, hint=fix.hint)
     return data, error
 
 
 # A broken store defeats every other recovery (an ingest fails on it and points back here):
-# when one of these fails, its recovery comes first.
+# when one of these fails, its recovery comes first. So does a writer lock that cannot be
+# proven dead, or a journal that needs recovery: every write, a rebuild included, stops on it.
 _STORE_CHECKS = (
+    "store.writer-lock",
+    "store.transactions",
     "store.connection",
     "store.openable",
     "store.schema",
@@ -576,14 +589,15 @@ _STORE_CHECKS = (
 )
 
 
-def _first_fix(failed: list[Check]) -> str | None:
+def _first_fix(failed: list[Check]) -> Check:
+    """The failing check whose recovery ``DOCTOR_CHECKS_FAILED`` names (its command or hint)."""
     # An invalid config comes before everything: every other command refuses to run with it,
     # and until it is valid the other checks ran on the defaults (the zvec store when
     # `store.backend` is postgres), so their recoveries may be for the wrong store.
     for check in failed:
-        if check.name in ("ragit.filesystem", "ragit.config") and check.recovery:
-            return check.recovery
+        if check.name in ("ragit.filesystem", "ragit.config") and (check.recovery or check.hint):
+            return check
     for check in failed:
-        if check.name in _STORE_CHECKS and check.recovery:
-            return check.recovery
-    return failed[0].recovery
+        if check.name in _STORE_CHECKS and (check.recovery or check.hint):
+            return check
+    return failed[0]

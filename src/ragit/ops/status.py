@@ -7,7 +7,6 @@ the CLI and the MCP ``ragit_status`` tool.
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -19,6 +18,7 @@ from ragit.contract.errors import (
     RagitError,
     SnapshotManifestInvalid,
 )
+from ragit.contract.recovery import commit_recovery
 from ragit.ops.worktree import dirty_candidates, worktree_changes
 from ragit.snapshot._git import GitRepo
 from ragit.snapshot.manifest import list_manifest_shas, load_manifest, parse_manifest
@@ -225,8 +225,8 @@ def _snapshot_block(
                 f"no manifest for HEAD, and {len(candidates)} document candidate(s) have "
                 "uncommitted changes that block ingest"
             )
-            quoted = " ".join(shlex.quote(path) for path in candidates[:10])
-            block["recovery"] = f"git add {quoted} && git commit"
+            removed = [p for p in candidates if dirty.get(p) == "removed"]
+            block["recovery"] = commit_recovery(candidates, removed)
         if not ws.is_initialized():
             block["recovery"] = "ragit init --yes"  # an ingest would fail with NOT_INITIALIZED
         elif running is not None:

@@ -14,13 +14,21 @@ from typing import Any, Literal
 from ragit.contract.errors import RagitError
 from ragit.contract.inputs import positive_int, required_text
 from ragit.retrieve.engine import Hit, retrieve_durable
-from ragit.retrieve.views import Redactor, project_hit
-from ragit.text.tokens import word_count
+from ragit.retrieve.views import Redactor, project_hit, project_passage
+from ragit.text.tokens import token_estimate
 from ragit.workspace import Workspace
 
 CLI_MAX_TOP_K = 200
 CLI_MAX_BUDGET = 200_000
+# The candidate pool of a context pack (docs/contract.md, "Context pack"): the ranked
+# candidates up to the one at which their token estimates reach the budget, never fewer than
+# CONTEXT_PACK_TOP_K nor more than CONTEXT_PACK_MAX_POOL. Retrieval first ranks budget / 100 of
+# them (within the same bounds) — passages hold about 240 tokens on English design documents
+# and 600-900 on Korean ones, so that depth usually holds the budget — and ranks more only when
+# the passages it found are too short to hold it.
 CONTEXT_PACK_TOP_K = 30
+CONTEXT_PACK_MAX_POOL = 200
+DEPTH_TOKENS_PER_CANDIDATE = 100
 DEFAULT_BUDGET = 1200
 NO_FIT_WARNING = "context pack budget admitted no complete hit"
 
@@ -353,49 +361,61 @@ def _family(hit: Hit) -> str:
     return f"document:{hit.path}"
 
 
-def _tokens(hit: Hit) -> int:
-    return word_count(hit.text)  # contract §8: the token unit is whitespace words
+def retrieval_depth(budget: int) -> int:
+    """How many ranked candidates a context pack of ``budget`` tokens retrieves."""
+    wanted = -(-budget // DEPTH_TOKENS_PER_CANDIDATE)
+    return max(CONTEXT_PACK_TOP_K, min(CONTEXT_PACK_MAX_POOL, wanted))
 
 
-def select_for_budget(hits: list[Hit], budget: int) -> tuple[list[Hit], dict[str, Any], int]:
-    """Citation-diverse-v2 selection (contract §8): whole hits only, diverse sources first."""
+def candidate_pool(costs: list[int], budget: int) -> int:
+    """How many of the ranked candidates (their token counts ``costs``) the selection sees:
+    up to the first at which the counts reach ``budget``, and at least CONTEXT_PACK_TOP_K."""
+    total = 0
+    for n, cost in enumerate(costs, 1):
+        total += cost
+        if n >= CONTEXT_PACK_TOP_K and total >= budget:
+            return n
+    return len(costs)
+
+
+def select_for_budget(
+    hits: list[Hit], budget: int, costs: list[int]
+) -> tuple[list[int], dict[str, Any], int]:
+    """Citation-diverse-v2 selection (contract §8): whole hits only, diverse sources first.
+
+    ``costs[i]`` is the token estimate of the text returned for ``hits[i]``. Returns the
+    indexes of the selected hits in rank order (the diversity pass decides what is selected,
+    not the order), the ``selection`` block and the tokens used.
+    """
     seen: set[str] = set()
-    unique: list[Hit] = []
+    unique: list[int] = []
     duplicates = 0
-    for hit in hits:
+    for i, hit in enumerate(hits):
         cid = hit.citation["id"]
         if cid in seen:
             duplicates += 1
             continue
         seen.add(cid)
-        unique.append(hit)
+        unique.append(i)
     used = 0
     chosen: set[int] = set()
-    diverse: list[Hit] = []
     families: set[str] = set()
-    for i, hit in enumerate(unique):
-        family = _family(hit)
-        cost = _tokens(hit)
-        if family not in families and used + cost <= budget:
+    for i in unique:
+        family = _family(hits[i])
+        if family not in families and used + costs[i] <= budget:
             families.add(family)
-            diverse.append(hit)
             chosen.add(i)
-            used += cost
-    fill: list[Hit] = []
-    for i, hit in enumerate(unique):
-        if i in chosen:
-            continue
-        cost = _tokens(hit)
-        if used + cost <= budget:
-            fill.append(hit)
+            used += costs[i]
+    for i in unique:
+        if i not in chosen and used + costs[i] <= budget:
             chosen.add(i)
-            used += cost
-    selected = diverse + fill
+            used += costs[i]
+    selected = sorted(chosen)
     stats = {
         "strategy": "citation-diverse-v2",
         "candidateHits": len(hits),
         "uniqueCitations": len(unique),
-        "selectedSources": len({_family(h) for h in selected}),
+        "selectedSources": len({_family(hits[i]) for i in selected}),
         "duplicateCitationsSkipped": duplicates,
         "budgetRejectedHits": len(unique) - len(selected),
     }
@@ -407,26 +427,43 @@ def run_context_pack(
 ) -> dict[str, Any]:
     """The data of `ragit context pack` (contract §8).
 
+    A pack is its passages: every view returns each selected hit's whole masked ``text`` and
+    its ``tokens`` (:func:`~ragit.text.tokens.token_estimate` of that text), and ``usedTokens``
+    is their sum.
+
     Raises:
         typed snapshot and store errors (contract §3).
     """
+    from ragit.security.masking import mask_text
+
     own = engine is None
     engine = engine or Engine(ws)
+    depth = retrieval_depth(req.budget)
     try:
-        selection, hits, warnings = retrieve_hits(
-            ws, engine, req.goal, req.at, req.scope, CONTEXT_PACK_TOP_K, wait_s=req.wait_s
-        )
+        while True:
+            selection, ranked, warnings = retrieve_hits(
+                ws, engine, req.goal, req.at, req.scope, depth, wait_s=req.wait_s
+            )
+            costs = [token_estimate(str(mask_text(h.text).text)) for h in ranked]
+            held = sum(costs)
+            if held >= req.budget or len(ranked) < depth or depth >= CONTEXT_PACK_MAX_POOL:
+                break
+            # Short passages: rank as many more as the budget needs at their mean size.
+            wanted = -(-depth * req.budget // max(held, 1))
+            depth = min(CONTEXT_PACK_MAX_POOL, max(2 * depth, wanted))
     finally:
         if own:
             engine.close()
-    selected, stats, used = select_for_budget(hits, req.budget)
-    if hits and not selected:
+    pool = candidate_pool(costs, req.budget)
+    hits, costs = ranked[:pool], costs[:pool]
+    chosen, stats, used = select_for_budget(hits, req.budget, costs)
+    if hits and not chosen:
         warnings.append(NO_FIT_WARNING)
     redact = Redactor()
     goal = redact(req.goal, "goal")
     projected = [
-        project_hit(h, req.view, explain=False, redact=redact, index=i)
-        for i, h in enumerate(selected)
+        project_passage(hits[i], req.view, redact=redact, index=n, tokens=costs[i])
+        for n, i in enumerate(chosen)
     ]
     return {
         "goal": goal,
@@ -434,7 +471,7 @@ def run_context_pack(
         "snapshot": selection.block(),
         "budget": req.budget,
         "usedTokens": used,
-        "selectedHits": len(selected),
+        "selectedHits": len(chosen),
         "selection": stats,
         "hits": projected,
         "warnings": warnings,

@@ -85,3 +85,29 @@ def project_hit(
     if explain:
         out["scoreBreakdown"] = _round(breakdown(hit))
     return out
+
+
+# The metadata of a context-pack passage per view (contract §8): ``minimal`` names it,
+# ``default`` adds how it ranked, ``full`` adds every other field of query's full view.
+_PASSAGE_DEFAULT = ("scoreFinal", "scoreVector", "scoreKeyword", "scope", "originType", "authority")
+_PASSAGE_FULL = ("artifactId", "artifactKind", "confidence")
+
+
+def project_passage(
+    hit: Hit, view: str, *, redact: Redactor, index: int, tokens: int
+) -> dict[str, Any]:
+    """One context-pack hit: the view's metadata, the whole masked ``text`` and its ``tokens``.
+
+    No view cuts the text to an excerpt: the pack's budget counted exactly this text.
+    """
+    every = project_hit(hit, "full", explain=False, redact=redact, index=index)
+    keep = ["path", "sectionTitle"]
+    if view in ("default", "full"):
+        keep += _PASSAGE_DEFAULT
+    if view == "full":
+        keep += _PASSAGE_FULL
+    out = {key: every[key] for key in every if key in keep}
+    out["citation"] = every["citation"]
+    out["text"] = every["text"]
+    out["tokens"] = tokens
+    return out

@@ -387,7 +387,8 @@ class GitRepo:
     def dirty_paths(self) -> dict[str, str]:
         """Paths whose index or worktree differs from HEAD, untracked ones included.
 
-        Values: ``modified``, ``staged``, ``untracked``, ``deleted``. Ignored files are skipped.
+        Values: ``modified``, ``staged``, ``untracked``, ``deleted``, and ``removed`` for a
+        deletion already staged (nothing left to ``git add``). Ignored files are skipped.
         """
         out: dict[str, str] = {}
         status = self._status_settled()
@@ -396,7 +397,9 @@ class GitRepo:
         for path, flags in status.items():
             if flags & pygit2.GIT_STATUS_IGNORED:
                 continue
-            if flags & (pygit2.GIT_STATUS_WT_DELETED | pygit2.GIT_STATUS_INDEX_DELETED):
+            if flags & pygit2.GIT_STATUS_INDEX_DELETED and not flags & pygit2.GIT_STATUS_WT_NEW:
+                out[path] = "removed"
+            elif flags & (pygit2.GIT_STATUS_WT_DELETED | pygit2.GIT_STATUS_INDEX_DELETED):
                 out[path] = "deleted"
             elif flags & pygit2.GIT_STATUS_WT_NEW and not flags & pygit2.GIT_STATUS_INDEX_NEW:
                 out[path] = "untracked"

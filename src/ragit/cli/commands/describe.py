@@ -34,7 +34,8 @@ def _render_spec(spec: dict[str, Any]) -> str:
         lines += [spec["description"], ""]
     lines.append(
         f"stability: {spec['stability']}  dry-run: {spec['supportsDryRun']}  "
-        f"--input: {spec['supportsRawJsonInput']}  default format: {spec['defaultFormat']}"
+        f"--input: {spec['supportsRawJsonInput']}  "
+        f"default format: text at a terminal, {spec['defaultFormat']} otherwise"
     )
     if spec["arguments"]:
         lines += ["", "arguments:"]

@@ -18,6 +18,8 @@ def render(data: dict[str, Any]) -> str:
         lines.append(f"{mark} {check['name']}: {check['detail']}")
         if not check["ok"] and check.get("recovery"):
             lines.append(f"     fix: {check['recovery']}")
+        elif not check["ok"] and check.get("hint"):
+            lines.append(f"     hint: {check['hint']}")
     total = len(data["checks"])
     lines.append("")
     lines.append(f"{failed} of {total} checks failed" if failed else f"all {total} checks passed")

@@ -128,10 +128,27 @@ def repr_question(text: str) -> str:
     return "\u201c" + text + "\u201d"
 
 
+def _passage_lines(
+    hits: list[dict[str, Any]], mark: Callable[[str], str] = lambda line: line
+) -> list[str]:
+    """A pack's passages, whole (a pack is its passages), each with its token count."""
+    lines: list[str] = []
+    for n, hit in enumerate(hits, 1):
+        if n > 1:
+            lines.append("")
+        title = f" · {hit['sectionTitle']}" if hit.get("sectionTitle") else ""
+        score = f", {hit['scoreFinal']:.3f}" if "scoreFinal" in hit else ""
+        lines.append(f"{n}. {paint(hit['path'], 'bold')}{title}  ({hit['tokens']} tokens{score})")
+        text = str(hit["text"]).strip("\n").splitlines() or [""]
+        lines.extend(f"   {mark(line)}" if line else "" for line in text)
+        lines.append(f"   cite: {hit['citation']['id']}")
+    return lines
+
+
 def render_pack(data: dict[str, Any], view: str, scope: str) -> str:
-    """Selected hits first, then the budget and selection, then warnings."""
+    """Selected passages first, then the budget and selection, then warnings."""
     sel = data["selection"]
-    lines = _hit_lines(data["hits"], view, emphasis(data["goal"])) or ["nothing selected"]
+    lines = _passage_lines(data["hits"], emphasis(data["goal"])) or ["nothing selected"]
     lines += ["", *_footer(data, repr_question(data["goal"]), view, scope)]
     lines.append(
         f"budget: {data['usedTokens']} of {data['budget']} tokens used by "
