@@ -73,7 +73,7 @@ def _fixtures() -> FixtureCache:
 @functools.cache
 def _setups() -> SetupCache:
     """This process's shared setup prefixes (conformance.setup_cache); items run in turn."""
-    return SetupCache()
+    return SetupCache(SUITE.load_cases())
 
 
 @functools.cache

@@ -48,7 +48,7 @@ from conformance.environment import DEFAULT_TIMEOUT, GITCONFIG, CaseError, Impl,
 from conformance.fixture_cache import FixtureCache
 from conformance.fsdiff import check_fs, fs_diff, fs_snapshot
 from conformance.matchers import MatchContext, match
-from conformance.setup_cache import SetupCache, cacheable_prefix
+from conformance.setup_cache import SetupCache
 from conformance.suite import Case
 
 _VARIABLE = re.compile(r"\$\{(REPO|OUTSIDE|HEAD|HOSTNAME|CAPTURE:[A-Za-z][A-Za-z0-9_-]*:[^}]*)\}")
@@ -438,7 +438,7 @@ def run_case(
     steps: list[dict[str, Any]] = case.data.get("setup", [])
     cached = 0
     if setups is not None and not keep:
-        cached = cacheable_prefix(case, backend.name if backend is not None else "zvec")
+        cached = setups.prefix(case, backend.name if backend is not None else "zvec")
     try:
         if cached:
             key = [case.data.get("fixture"), steps[:cached], list(pass_env)]

@@ -24,7 +24,8 @@ import shutil
 import subprocess
 import tempfile
 import threading
-from collections.abc import Callable, Iterator
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,10 @@ from conformance.suite import Case
 
 _KINDS = ("run", "git", "write", "mkdir", "delete")
 _UNCACHEABLE_KEYS = ("capture", "judged", "impl", "env", "stdin", "stdinBase64", "cwd")
+
+
+def _prefix_key(case: Case, length: int) -> str:
+    return json.dumps([case.data.get("fixture"), case.data.get("setup", [])[:length]])
 
 
 def cacheable_prefix(case: Case, backend: str) -> int:
@@ -52,13 +57,34 @@ def cacheable_prefix(case: Case, backend: str) -> int:
 
 
 class SetupCache:
-    """Case directories after a setup prefix, built once per process and restored per case."""
+    """Case directories after a setup prefix, built once per process and restored per case.
 
-    def __init__(self) -> None:
+    Given the whole suite's ``cases``, a case shares the longest of its cacheable prefixes
+    that another case starts with too (a prefix no other case has would be built for one
+    case only); without them, its whole cacheable prefix.
+    """
+
+    def __init__(self, cases: Iterable[Case] = ()) -> None:
+        self._shared: Counter[str] = Counter()
+        for case in cases:
+            for length in range(1, cacheable_prefix(case, "zvec") + 1):
+                self._shared[_prefix_key(case, length)] += 1
         self._dir: Path | None = None
         self._lock = threading.Lock()
         self._key_locks: dict[str, threading.Lock] = {}
         self._built: dict[str, bool] = {}
+
+    def prefix(self, case: Case, backend: str) -> int:
+        """How many leading setup steps of ``case`` to take from this cache (0: none)."""
+        longest = cacheable_prefix(case, backend)
+        if not self._shared:
+            return longest
+        steps = case.data.get("setup", [])
+        for length in range(longest, 0, -1):
+            if self._shared[_prefix_key(case, length)] < 2:
+                continue
+            return length if any("run" in step for step in steps[:length]) else 0
+        return 0
 
     @contextmanager
     def directory(

@@ -142,3 +142,24 @@ def test_only_directory_steps_on_the_embedded_store_are_shared(
     assert prefix([commit]) == 0, "a prefix without a run of the implementation is not worth it"
     assert prefix([init], backend="postgres") == 0
     assert prefix([init, {"run": ["hooks", "install"]}]) == 0
+
+
+def test_a_case_shares_the_longest_prefix_another_case_also_starts_with(
+    tmp_path: Path, cli_case: CaseBuilder
+) -> None:
+    """Implementation choice: a prefix only one case has is not built for it; that case
+    shares the longest prefix it has in common with another."""
+    init = {"run": ["init", "--yes"]}
+    add = {"git": ["add", "--all"]}
+    ingest = {"run": ["ingest", "--all"]}
+    setups = [[init, add, ingest], [init, add, ingest], [init, add], [init, {"run": ["x"]}]]
+    cases = []
+    for number, setup in enumerate(setups):
+        path = tmp_path / f"case-{number}.json"
+        data = cli_case(f"case-{number}", ["status"], {"exit": 0}, setup=setup)
+        path.write_text(json.dumps(data), encoding="utf-8")
+        cases.append(load_case(path))
+    cache = SetupCache(cases)
+    assert [cache.prefix(case, "zvec") for case in cases] == [3, 3, 2, 1]
+    assert [SetupCache().prefix(case, "zvec") for case in cases] == [3, 3, 2, 2]
+    assert cache.prefix(cases[0], "postgres") == 0
