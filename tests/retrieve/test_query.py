@@ -65,6 +65,11 @@ def basic(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return _indexed(tmp_path_factory.mktemp("basic"), "docs-basic")
 
 
+@pytest.fixture(scope="module")
+def korean(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _indexed(tmp_path_factory.mktemp("korean"), "korean-mixed")
+
+
 def _query(repo: Path, question: str, **kw: Any) -> dict[str, Any]:
     return run_query(
         Workspace(repo), QueryRequest(question=question, top_k=kw.pop("top_k", 5), **kw)
@@ -170,19 +175,17 @@ def test_query_at_an_older_commit_never_sees_later_documents(tmp_path: Path) -> 
     assert all(h["citation"]["sourceSha"] == old for h in old_hits)
 
 
-def test_korean_question_with_particles_finds_its_document(tmp_path: Path) -> None:
+def test_korean_question_with_particles_finds_its_document(korean: Path) -> None:
     """Implementation choice: the bigram index matches Korean words despite particles."""
-    repo = _indexed(tmp_path, "korean-mixed")
-    hits = _query(repo, "용어집에서 스냅샷을 설명해 주세요")["hits"]
+    hits = _query(korean, "용어집에서 스냅샷을 설명해 주세요")["hits"]
     assert hits and hits[0]["path"] == "docs/glossary/용어집.md"
 
 
-def test_korean_question_is_scored_by_morphemes_beside_bigrams(tmp_path: Path) -> None:
+def test_korean_question_is_scored_by_morphemes_beside_bigrams(korean: Path) -> None:
     """Implementation choice (docs/contract.md, Retrieval): a Korean question's words, with
     whatever endings, are matched to the morphemes the snapshot holds; the explanation names
     the ``ko`` field's BM25 and the weights of both Korean fields."""
-    repo = _indexed(tmp_path, "korean-mixed")
-    hits = _query(repo, "회의에서 참석자들이 논의했던 할 일은?", explain=True)["hits"]
+    hits = _query(korean, "회의에서 참석자들이 논의했던 할 일은?", explain=True)["hits"]
     assert hits[0]["path"] == "docs/notes/weekly-sync.md"
     raw = hits[0]["scoreBreakdown"]["raw"]["keyword"]
     assert raw["bm25"]["ko"] > 0 and raw["bm25"]["cjk"] > 0
