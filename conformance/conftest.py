@@ -12,7 +12,8 @@ selects them): one server per process (per xdist worker), started from the
 ``pgserver`` wheel on the first such item, migrated once, stopped at the end
 (``RAGIT_CONFORMANCE_DATABASE_URL`` names an existing server instead). Without
 pgserver or psycopg those items skip, saying so; a case marked for other backends
-is a skip with its reason (conformance.backends).
+is a skip with its reason (conformance.backends). On the embedded store, a leading run
+of setup steps several cases share runs once per process (conformance.setup_cache).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from conformance.backends import (
 from conformance.engine import run_case
 from conformance.environment import CaseError, Impl
 from conformance.fixture_cache import FixtureCache
+from conformance.setup_cache import SetupCache
 from conformance.suite import TARGETS, Case, Suite, load_case
 
 SUITE = Suite()
@@ -69,6 +71,12 @@ def _fixtures() -> FixtureCache:
 
 
 @functools.cache
+def _setups() -> SetupCache:
+    """This process's shared setup prefixes (conformance.setup_cache); items run in turn."""
+    return SetupCache(SUITE.load_cases())
+
+
+@functools.cache
 def _expected_failures() -> dict[str, str]:
     return SUITE.load_expected_failures()
 
@@ -94,6 +102,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     _BACKENDS.close()
     if _fixtures.cache_info().currsize:
         _fixtures().close()
+    if _setups.cache_info().currsize:
+        _setups().close()
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
@@ -140,7 +150,7 @@ class CaseItem(pytest.Item):
             if backend.startswith("LOUD SKIP"):
                 pytest.skip(backend)
             raise CaseNotRunnable(backend)
-        result = run_case(self.case, local_impl(), _fixtures(), backend=backend)
+        result = run_case(self.case, local_impl(), _fixtures(), backend=backend, setups=_setups())
         reasons = "\n".join(f"  - {reason}" for reason in result.reasons)
         if result.detail.get("words"):
             reasons += f"\n  it said: {result.detail['words']}"

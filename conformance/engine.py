@@ -48,6 +48,7 @@ from conformance.environment import DEFAULT_TIMEOUT, GITCONFIG, CaseError, Impl,
 from conformance.fixture_cache import FixtureCache
 from conformance.fsdiff import check_fs, fs_diff, fs_snapshot
 from conformance.matchers import MatchContext, match
+from conformance.setup_cache import SetupCache
 from conformance.suite import Case
 
 _VARIABLE = re.compile(r"\$\{(REPO|OUTSIDE|HEAD|HOSTNAME|CAPTURE:[A-Za-z][A-Za-z0-9_-]*:[^}]*)\}")
@@ -413,10 +414,13 @@ def run_case(
     keep: bool = False,
     pass_env: tuple[str, ...] = (),
     backend: Backend | None = None,
+    setups: SetupCache | None = None,
 ) -> CaseResult:
     """Run ``case`` against ``impl`` in a fresh temporary directory and judge it.
 
     On a ``backend`` the case does not apply to, the result is ``n/a`` with the reason.
+    With ``setups``, a leading run of setup steps other cases share comes from that cache
+    (conformance.setup_cache), restored at the directory it was built in.
     """
     started = time.monotonic()
     result = CaseResult(case.id, case.target, "pass")
@@ -431,45 +435,89 @@ def run_case(
         result.status = "skip"
         result.reasons.append("needs an MCP implementation (--mcp-impl)")
         return result
-    tmp = Path(tempfile.mkdtemp(prefix=f"ragit-case-{case.id[:40]}-")).resolve()
+    steps: list[dict[str, Any]] = case.data.get("setup", [])
+    cached = 0
+    if setups is not None and not keep:
+        cached = setups.prefix(case, backend.name if backend is not None else "zvec")
     try:
-        (tmp / "home").mkdir()
-        (tmp / "home" / ".gitconfig").write_text(GITCONFIG, encoding="utf-8")
-        (tmp / "outside").mkdir()
-        run = _Run(case, impl, tmp, hermetic_env(tmp, pass_env), backend)
-        fixture = case.data.get("fixture")
-        if fixture is None:
-            run.repo.mkdir()
-        else:
-            fixtures.materialize(fixture, run.repo, run.env)
-        run.prepare()
+        if cached:
+            key = [case.data.get("fixture"), steps[:cached], list(pass_env)]
+
+            def build(tmp: Path) -> bool:
+                run = _start(case, impl, fixtures, tmp, pass_env, backend)
+                try:
+                    _setup(run, steps[:cached])
+                except (SetupFailed, CaseError, OSError):
+                    return False
+                return True
+
+            assert setups is not None
+            with setups.directory(key, build, lambda tmp: hermetic_env(tmp, pass_env)) as tmp:
+                if tmp is not None:
+                    run = _Run(case, impl, tmp, hermetic_env(tmp, pass_env), backend)
+                    run.prepare()
+                    _judge(run, steps[cached:], result)
+                    return result
+        tmp = Path(tempfile.mkdtemp(prefix=f"ragit-case-{case.id[:40]}-")).resolve()
         try:
-            _setup(run, case.data.get("setup", []))
-        except SetupFailed as exc:
-            # Not reaching the rule is no verdict on it: ERROR, unless the step was judged.
-            result.status = "fail" if exc.judged else "error"
-            result.reasons.append(f"{'' if exc.judged else 'setup failed: '}{exc}")
-            if exc.words:
-                result.detail["words"] = exc.words
-            if exc.excerpt:
-                result.detail["excerpt"] = exc.excerpt
-            return result
-        result.reasons = _run_step(run, result)
-        if result.reasons:
-            result.status = "fail"
-    except SetupFailed as exc:  # the step under test names a capture setup did not make
-        result.status = "error"
-        result.reasons.append(f"step: {exc}")
+            _judge(_start(case, impl, fixtures, tmp, pass_env, backend), steps, result)
+        finally:
+            if keep:
+                result.detail["tmp"] = str(tmp)
+            else:
+                shutil.rmtree(tmp, ignore_errors=True)
     except CaseError as exc:
         result.status = "error"
         result.reasons.append(str(exc))
     finally:
         result.duration = time.monotonic() - started
-        if keep:
-            result.detail["tmp"] = str(tmp)
-        else:
-            shutil.rmtree(tmp, ignore_errors=True)
     return result
+
+
+def _start(
+    case: Case,
+    impl: Impl,
+    fixtures: FixtureCache,
+    tmp: Path,
+    pass_env: tuple[str, ...],
+    backend: Backend | None,
+) -> _Run:
+    """A case's directories in ``tmp`` (which exists), its fixture materialized."""
+    tmp.mkdir(parents=True, exist_ok=True)
+    (tmp / "home").mkdir()
+    (tmp / "home" / ".gitconfig").write_text(GITCONFIG, encoding="utf-8")
+    (tmp / "outside").mkdir()
+    run = _Run(case, impl, tmp, hermetic_env(tmp, pass_env), backend)
+    fixture = case.data.get("fixture")
+    if fixture is None:
+        run.repo.mkdir()
+    else:
+        fixtures.materialize(fixture, run.repo, run.env)
+    run.prepare()
+    return run
+
+
+def _judge(run: _Run, steps: list[dict[str, Any]], result: CaseResult) -> None:
+    """Run the remaining setup ``steps`` and the step under test; record the verdict."""
+    try:
+        _setup(run, steps)
+    except SetupFailed as exc:
+        # Not reaching the rule is no verdict on it: ERROR, unless the step was judged.
+        result.status = "fail" if exc.judged else "error"
+        result.reasons.append(f"{'' if exc.judged else 'setup failed: '}{exc}")
+        if exc.words:
+            result.detail["words"] = exc.words
+        if exc.excerpt:
+            result.detail["excerpt"] = exc.excerpt
+        return
+    try:
+        result.reasons = _run_step(run, result)
+    except SetupFailed as exc:  # the step under test names a capture setup did not make
+        result.status = "error"
+        result.reasons.append(f"step: {exc}")
+        return
+    if result.reasons:
+        result.status = "fail"
 
 
 def _run_step(run: _Run, result: CaseResult) -> list[str]:

@@ -33,6 +33,22 @@ for line in sys.stdin:
     print(json.dumps({{"code": code, "stdout": out.getvalue()}}), flush=True)
 """
 
+# Each command line as given (no ``--format`` added); both streams captured.
+_LINES_RUNNER = """
+import contextlib, io, json, sys
+from ragit.cli.main import main
+for line in sys.stdin:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            main(json.loads(line))
+            code = 0
+        except SystemExit as exc:
+            code = exc.code or 0
+    print(json.dumps({"code": code, "stdout": out.getvalue(), "stderr": err.getvalue()}),
+          flush=True)
+"""
+
 
 @dataclass
 class Ran:
@@ -81,3 +97,36 @@ def run_many(
         assert lines, (args, result, proc.stderr)
         out[" ".join(args)] = Ran(result["code"], json.loads(lines[-1]), result["stdout"])
     return out
+
+
+@dataclass
+class Lines:
+    """One command's exit status and both streams, as a pipe would have them."""
+
+    code: int
+    stdout: str
+    stderr: str
+
+
+def run_lines(
+    root: Path, commands: Sequence[Sequence[str]], *, env: Mapping[str, str] | None = None
+) -> list[Lines]:
+    """Run each of ``commands`` (argv without ``ragit``, taken as written) in ``root`` in one
+    interpreter; one :class:`Lines` per command, in order. For tests about what many command
+    lines print, where the process boundary is not the point."""
+    proc = subprocess.run(
+        [sys.executable, "-c", _LINES_RUNNER],
+        cwd=root,
+        input="".join(json.dumps(list(args)) + "\n" for args in commands),
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        env={**os.environ, **(env or {})},
+        timeout=600,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr, proc.stderr
+    results = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+    assert len(results) == len(commands), proc.stdout + proc.stderr
+    return [Lines(r["code"], r["stdout"], r["stderr"]) for r in results]

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.cli._many import run_many
 from tests.snapshot._kit import RagitRepo, indexed_repo, make_repo, private_cache
 
 __all__ = ["private_cache"]
@@ -108,17 +109,24 @@ def test_manifest_nested_too_deep_is_manifest_invalid_for_every_reader(tmp_path:
     repo = indexed_repo(tmp_path, "docs-basic")
     path = repo.ws.manifest_path(repo.head())
     path.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
-    for command in ("query", "context pack"):
-        code, env = _run(repo, *command.split(), "storage engine")
+    readers = [["query", "storage engine"], ["context", "pack", "storage engine"]]
+    reporters = [
+        ["memory", "recall", "storage"],
+        ["log"],
+        ["drift"],
+        ["repair"],
+        ["security", "audit"],
+        ["narrative", "--dry-run"],
+    ]
+    ran = run_many(repo.root, [*readers, ["status"], ["doctor"], *reporters])
+    for args in readers:
+        code, env = ran[" ".join(args)].code, ran[" ".join(args)].envelope
         assert code == 4, env
         assert env["error"]["code"] == "SNAPSHOT_MANIFEST_INVALID"
-    code, env = _run(repo, "status")
+    code, env = ran["status"].code, ran["status"].envelope
     assert code == 0 and env["data"]["snapshot"]["errorCode"] == "SNAPSHOT_MANIFEST_INVALID"
-    code, env = _run(repo, "doctor")
+    code, env = ran["doctor"].code, ran["doctor"].envelope
     assert code == 1 and env["error"]["code"] == "DOCTOR_CHECKS_FAILED"
-    for command in ("memory recall", "log", "drift", "repair", "security audit", "narrative"):
-        args = [*command.split(), *(["storage"] if command == "memory recall" else [])]
-        if command == "narrative":
-            args.append("--dry-run")
-        code, env = _run(repo, *args)
-        assert code == 0 and env["ok"], (command, env)
+    for args in reporters:
+        code, env = ran[" ".join(args)].code, ran[" ".join(args)].envelope
+        assert code == 0 and env["ok"], (args, env)

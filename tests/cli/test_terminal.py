@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.cli._many import run_lines
 
 from fixtures.build import build_fixture
 
@@ -201,9 +202,9 @@ def test_an_unknown_ragit_format_is_ignored(repo: Path) -> None:
 def test_help_shows_no_placeholder_defaults_and_ends_with_examples() -> None:
     from ragit.contract.registry import COMMANDS
 
-    for spec in COMMANDS:
-        proc = _pipe([*spec.words, "--help"], Path.cwd())
-        assert proc.returncode == 0, spec.path
+    helps = run_lines(Path.cwd(), [[*spec.words, "--help"] for spec in COMMANDS])
+    for spec, proc in zip(COMMANDS, helps, strict=True):
+        assert proc.code == 0, spec.path
         assert "[default: (" not in proc.stdout, spec.path
         tail = proc.stdout.rstrip().split("Examples:")[-1]
         assert "Examples:" in proc.stdout and 2 <= tail.count("\n    ") <= 3, spec.path

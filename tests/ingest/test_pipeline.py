@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from tests.snapshot._kit import (
     assert_no_secret,
+    indexed_repo,
     make_repo,
     planted_secrets,
     private_cache,  # noqa: F401 - autouse fixture
@@ -67,8 +68,7 @@ def test_ingest_all_indexes_every_markdown_doc_with_its_type_and_never_ragit_fil
 
 def test_second_ingest_all_on_the_same_head_writes_nothing(tmp_path: Path) -> None:
     """Contract §6: re-ingesting an unchanged commit is a no-op that rewrites nothing."""
-    repo = make_repo(tmp_path, "docs-basic")
-    repo.ingest(all=True)
+    repo = indexed_repo(tmp_path, "docs-basic")
     before = ragit_state(repo)
 
     run = repo.ragit("ingest", "--all")
@@ -82,8 +82,7 @@ def test_second_ingest_all_on_the_same_head_writes_nothing(tmp_path: Path) -> No
 
 def test_ingest_since_parent_rereads_only_the_modified_doc(tmp_path: Path) -> None:
     """Contract §6: --since carries over unchanged documents; only the changed one is read."""
-    repo = make_repo(tmp_path, "docs-basic")
-    repo.ingest(all=True)
+    repo = indexed_repo(tmp_path, "docs-basic")
     path = "docs/adr/0002-idempotency-keys.md"
     old = repo.manifest(DOCS_BASIC[3])
     text = (repo.root / path).read_text(encoding="utf-8") + "\n## Expiry\n\nKeys expire.\n"
@@ -184,8 +183,7 @@ def test_ingest_at_an_older_commit_indexes_that_commit_without_the_dirty_check(
 
 def test_targeted_path_reindexes_on_top_of_heads_manifest(tmp_path: Path) -> None:
     """Contract §6: --path starts from HEAD's manifest and re-evaluates only that path."""
-    repo = make_repo(tmp_path, "docs-basic")
-    repo.ingest(all=True)
+    repo = indexed_repo(tmp_path, "docs-basic")
     before = repo.manifest(DOCS_BASIC[3])
 
     run = repo.ragit("ingest", "--path", "docs/prd/ledger-mvp.md")
@@ -198,8 +196,7 @@ def test_targeted_path_reindexes_on_top_of_heads_manifest(tmp_path: Path) -> Non
 
 def test_targeted_files_glob_builds_on_the_parents_manifest(tmp_path: Path) -> None:
     """Contract §6: without HEAD's manifest, a targeted ingest starts from the parent's."""
-    repo = make_repo(tmp_path, "docs-basic")
-    repo.ingest(all=True)
+    repo = indexed_repo(tmp_path, "docs-basic")
     path = "docs/glossary/terms.md"
     text = (repo.root / path).read_text(encoding="utf-8") + "\n## Payout\n\nMoney out.\n"
     head = repo.commit({path: text, "docs/adr/0003-new.md": "# ADR 3\n\nNew.\n"}, "glossary")
@@ -509,8 +506,7 @@ def test_secrets_blocked_docs_are_skipped_and_quarantined_docs_are_stored_masked
 
 def test_explicit_path_of_a_blocked_doc_fails_typed_and_writes_nothing(tmp_path: Path) -> None:
     """Contract §6: explicit selectors never pass admission control; the failure names no secret."""
-    repo = make_repo(tmp_path, "secrets")
-    repo.ingest(all=True)
+    repo = indexed_repo(tmp_path, "secrets")
     before = ragit_state(repo)
 
     run = repo.ragit("ingest", "--path", "docs/runbooks/key-rotation.md")

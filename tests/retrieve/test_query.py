@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.cli._many import run_lines
 
 from fixtures.build import build_fixture, load_fixture
 from ragit.retrieve.citations import citation_id
@@ -62,6 +63,11 @@ def _indexed(tmp: Path, fixture: str) -> Path:
 @pytest.fixture(scope="module")
 def basic(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return _indexed(tmp_path_factory.mktemp("basic"), "docs-basic")
+
+
+@pytest.fixture(scope="module")
+def korean(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _indexed(tmp_path_factory.mktemp("korean"), "korean-mixed")
 
 
 def _query(repo: Path, question: str, **kw: Any) -> dict[str, Any]:
@@ -169,19 +175,17 @@ def test_query_at_an_older_commit_never_sees_later_documents(tmp_path: Path) -> 
     assert all(h["citation"]["sourceSha"] == old for h in old_hits)
 
 
-def test_korean_question_with_particles_finds_its_document(tmp_path: Path) -> None:
+def test_korean_question_with_particles_finds_its_document(korean: Path) -> None:
     """Implementation choice: the bigram index matches Korean words despite particles."""
-    repo = _indexed(tmp_path, "korean-mixed")
-    hits = _query(repo, "용어집에서 스냅샷을 설명해 주세요")["hits"]
+    hits = _query(korean, "용어집에서 스냅샷을 설명해 주세요")["hits"]
     assert hits and hits[0]["path"] == "docs/glossary/용어집.md"
 
 
-def test_korean_question_is_scored_by_morphemes_beside_bigrams(tmp_path: Path) -> None:
+def test_korean_question_is_scored_by_morphemes_beside_bigrams(korean: Path) -> None:
     """Implementation choice (docs/contract.md, Retrieval): a Korean question's words, with
     whatever endings, are matched to the morphemes the snapshot holds; the explanation names
     the ``ko`` field's BM25 and the weights of both Korean fields."""
-    repo = _indexed(tmp_path, "korean-mixed")
-    hits = _query(repo, "회의에서 참석자들이 논의했던 할 일은?", explain=True)["hits"]
+    hits = _query(korean, "회의에서 참석자들이 논의했던 할 일은?", explain=True)["hits"]
     assert hits[0]["path"] == "docs/notes/weekly-sync.md"
     raw = hits[0]["scoreBreakdown"]["raw"]["keyword"]
     assert raw["bm25"]["ko"] > 0 and raw["bm25"]["cjk"] > 0
@@ -387,17 +391,19 @@ def test_secrets_never_appear_in_any_view_or_format(tmp_path: Path) -> None:
     repo = _indexed(tmp_path, "secrets")
     secrets = [s["value"] for s in load_fixture("secrets")["plantedSecrets"]]
     questions = ["api key token password", "deploy credentials rotation", "incident auth outage"]
-    outputs: list[str] = []
+    commands: list[list[str]] = []
     for question in questions:
         for view in ("minimal", "default", "full"):
             for fmt in ("text", "json", "both"):
-                proc = ragit(
-                    repo, "query", question, "--top-k", "20", "--view", view, "--format", fmt
+                commands.append(
+                    ["query", question, "--top-k", "20", "--view", view, "--format", fmt]
                 )
-                assert proc.returncode == 0, proc.stderr
-                outputs.append(proc.stdout + proc.stderr)
-            proc = ragit(repo, "context", "pack", question, "--budget", "5000", "--view", view)
-            outputs.append(proc.stdout + proc.stderr)
+            commands.append(["context", "pack", question, "--budget", "5000", "--view", view])
+    outputs: list[str] = []
+    for args, ran in zip(commands, run_lines(repo, commands), strict=True):
+        if args[0] == "query":
+            assert ran.code == 0, (args, ran.stderr)
+        outputs.append(ran.stdout + ran.stderr)
     blob = "\n".join(outputs)
     leaked = [s for s in secrets if s in blob]
     assert leaked == []
