@@ -279,6 +279,13 @@ class SnapshotStoreUnavailable(NotReadyError):
             recovery="ragit doctor --format json",
         )
 
+    def naming(self, sha: str | None) -> SnapshotStoreUnavailable:
+        """This failure naming ``sha``, the snapshot the failed operation was for: itself when
+        it names one already or ``sha`` is None (the reason is masked already)."""
+        if sha is None or self.details.get("resolvedSha") is not None:
+            return self
+        return SnapshotStoreUnavailable(sha, str(self.details.get("reason")))
+
 
 # The distribution on PyPI is ``ragit-cli`` (``ragit`` is another project): every install
 # command RAGit prints names it.
