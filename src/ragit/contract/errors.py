@@ -639,5 +639,5 @@ def _leaves(cls: type[RagitError]) -> list[type[RagitError]]:
 
 
 def catalog() -> list[type[RagitError]]:
-    """Every concrete error class, in code order (used by describe and the docs)."""
+    """Every concrete error class, in code order (the recovery tests check each code)."""
     return sorted(_leaves(RagitError), key=lambda c: c.code)
