@@ -262,8 +262,7 @@ class EmbeddingProfile:
 
     @property
     def namespace_id(self) -> str:
-        """First 16 hex of sha1(``1:provider:model:version:dimensions:baseUrl|none``)
-        (docs/embeddings.md)."""
+        """First 16 hex of sha1(``1:provider:model:version:dimensions:baseUrl|none``)."""
         key = (
             f"1:{self.provider}:{self.model}:{self.version}:{self.dimensions}:"
             f"{self.base_url or 'none'}"
@@ -345,8 +344,7 @@ def missing_credential(profile: EmbeddingProfile, env: Mapping[str, str]) -> str
 
 
 def normalize_base_url(raw: str, source: str | None = None) -> str:
-    """A provider root as docs/config.md (`embedding.base_url`) allows it: absolute http(s), no
-    credentials, no query.
+    """A provider root as docs/config.md allows it: absolute http(s), no credentials, no query.
 
     Scheme and host are lower-cased and trailing slashes trimmed. The raw value is
     never echoed in the error (it may hold a password); ``source`` names the
