@@ -33,7 +33,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="scripts/bench",
         description="Whole-process benchmarks of the ragit CLI and ragit-mcp "
-        "(design.md section 4). Each command is a fresh process; "
+        "(docs/benchmarks.md). Each command is a fresh process; "
         "figures are min/median/max over --runs after --warmup.",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -222,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
     print(render_table(rows))
     print(
         f"\nload average: start {m['loadavgAtStart']}, end {meta['loadavgAtEnd']} "
-        f"({m['nproc']} CPUs). Targets are design.md section 4 (set for N=1000; "
+        f"({m['nproc']} CPUs). Targets are those of docs/benchmarks.md (set for N=1000; "
         "applied as is at smaller N). Ratio = our median / the original's midpoint."
     )
     if args.json:

@@ -1,4 +1,4 @@
-"""Result rows, the targets (design.md §4) and the original's figures, and rendering.
+"""Result rows, the targets (docs/benchmarks.md) and the original's figures, and rendering.
 
 Every row keeps its raw samples. The verdict compares the median with the target
 (an upper bound unless the unit is ``bool``); rows without a target are reported,
@@ -33,13 +33,13 @@ TARGETS: dict[str, dict[int, float]] = {
     "scaling.ratio": {1000: 1.5},
     "mcp.warm-query": {1000: 30.0, 10000: 80.0},
     "log.wall": {1000: 0.5},
-    # The shared store (issue 21), the same at every N.
+    # The shared store (PostgreSQL), the same at every N.
     "pg.ingest-time-ratio": {1000: 2.0, 10000: 2.0},
     "pg.mcp-p50": {1000: 50.0, 10000: 50.0},
     "pg.mcp-p95": {1000: 120.0, 10000: 120.0},
     "pg.writers-exact": {1000: 1.0, 10000: 1.0},
     "pg.query.wall": {1000: 0.6, 10000: 0.6},
-    # The Rust RFC corpus (648 RFCs, ~15.7k chunks) with local-minilm (design.md section 4).
+    # The Rust RFC corpus (648 RFCs, ~15.7k chunks) with local-minilm.
     "semantic-ingest.int8.wall": {1000: 120.0},
     "semantic-ingest.numpy.wall": {1000: 240.0},
     "semantic-ingest.fp32-ort.wall": {1000: 240.0},

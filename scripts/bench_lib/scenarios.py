@@ -1099,7 +1099,7 @@ def _semantic_warm_up(ctx: Context, run_dir: Path, model: str, env: Env) -> None
 
 
 def semantic_ingest(ctx: Context) -> list[Row]:
-    """``ingest --all`` of the Rust RFCs with local-minilm on each installed backend (issue 16).
+    """``ingest --all`` of the Rust RFCs with local-minilm on each installed backend.
 
     First a probe (``semantic_probe.py``, run with the ragit's own interpreter) records what
     the ingest embeds — chunks, tokens as the model sees them, padding — and times

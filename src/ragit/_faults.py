@@ -1,6 +1,6 @@
 """Fault injection at named write phases — TEST-ONLY hooks, inert unless the variables are set.
 
-The crash-safety promise (contract §6, design.md §2.3) is tested by killing a real writer
+The crash-safety promise (contract §6, docs/faults.md) is tested by killing a real writer
 process at every phase, not assumed. Writers call :func:`reach` right after each durable step;
 with no ``RAGIT_FAULT_*`` variable in the environment it returns immediately.
 

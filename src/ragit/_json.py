@@ -16,7 +16,8 @@ writes itself are bounded only by what the parser survives.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 REQUEST_MAX_DEPTH = 64
@@ -73,3 +74,28 @@ def loads(
     if max_depth is not None and depth(value) > max_depth:
         raise JsonTooDeep(max_depth)
     return value
+
+
+def jsonl_objects(directory: Path) -> Iterator[dict[str, Any] | None]:
+    """The lines of the ``*.jsonl`` ledgers in ``directory``, by file name then line: each a
+    JSON object, or None for a line that is not one (a torn or hand-edited line).
+
+    Blank lines and unreadable files are skipped; a missing directory yields nothing.
+    """
+    try:
+        files = sorted(p for p in directory.glob("*.jsonl") if p.is_file())
+    except OSError:
+        return
+    for path in files:
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        for line in text.splitlines():
+            if not line.strip():
+                continue
+            try:
+                value = loads(line)
+            except ValueError:
+                value = None
+            yield value if isinstance(value, dict) else None

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import json
 import shlex
-import sys
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
+from ragit import _toml
 from ragit._sections import Rule
 from ragit._sections import Section as _Section
 from ragit.contract.errors import ConfigInvalid
@@ -106,7 +106,7 @@ class SecurityConfig(_Section):
 
 
 class DocsAuthorityConfig(_Section):
-    """Document authority (`ragit doc *`, UR §7.3–7.4). ``sections_<type>`` replaces the
+    """Document authority (`ragit doc *`, docs/authority.md). ``sections_<type>`` replaces the
     required sections of that type's contract (None: the built-in English and Korean names)."""
 
     validate_on_ingest: bool = False
@@ -237,16 +237,7 @@ def parse_toml(raw: bytes, shown: str) -> dict[str, Any]:
         ConfigInvalid: not UTF-8 or not valid TOML.
     """
     try:
-        text = raw.decode("utf-8")
-        if sys.version_info >= (3, 11):
-            import tomllib
-
-            parsed: dict[str, Any] = tomllib.loads(text)
-        else:  # Python 3.10 has no tomllib
-            import tomlkit
-
-            parsed = tomlkit.loads(text).unwrap()
-        return parsed
+        return _toml.loads(raw.decode("utf-8"))
     except Exception as exc:
         reason = f"not valid TOML ({type(exc).__name__})"
         raise ConfigInvalid(shown, None, reason) from exc

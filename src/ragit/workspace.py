@@ -14,7 +14,7 @@ from pathlib import Path
 
 RAGIT_DIR = ".ragit"
 
-# Runtime state that `init` keeps out of git (UR §5.3 policy `safe`, plus runtime/).
+# Runtime state that `init` keeps out of git (the `.gitignore` entries of docs/authority.md).
 GITIGNORE_ENTRIES = (
     ".ragit/store/",
     ".ragit/store.next/",

@@ -1,5 +1,5 @@
-"""The minutes after a commit, hooks that fail, provider changes, recoveries that run (issue 17,
-items 4–7): real git repositories, a real writer lock held by another process, real hooks."""
+"""The minutes after a commit, hooks that fail, provider changes, recoveries that run:
+real git repositories, a real writer lock held by another process, real hooks."""
 
 from __future__ import annotations
 

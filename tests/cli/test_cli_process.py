@@ -30,7 +30,7 @@ def _imported(*args: str) -> str:
 
 @pytest.mark.parametrize("args", [("--help",), ("describe",), ("describe", "query")])
 def test_help_and_describe_import_no_engine(args: tuple[str, ...]) -> None:
-    """Contract-mandated (design §2.7): agents call these in loops; no zvec, pygit2 or httpx."""
+    """Implementation choice: agents call these in loops; no zvec, pygit2 or httpx."""
     modules = set(_imported(*args).split())
     assert not {m for m in modules if m.split(".")[0] in ("zvec", "pygit2", "httpx", "numpy")}
 

@@ -26,7 +26,7 @@ def _config_set(repo: Path, key: str, value: str) -> tuple[int, str]:
 def test_a_base_url_with_a_password_is_refused_and_an_old_one_is_never_echoed(
     tmp_path: Path,
 ) -> None:
-    """Contract-mandated (EMB-006, UR §9.1): no credentials in a provider URL; a value an
+    """Contract-mandated (EMB-006, docs/embeddings.md): no credentials in a provider URL; a value an
     older file already holds is shown without its user:password part."""
     repo = tmp_path / "repo"
     build_fixture("docs-basic", repo)

@@ -1,4 +1,4 @@
-"""Progress of long work (issue 17, item 10): in place on a terminal, one display per phase;
+"""Progress of long work: in place on a terminal, one display per phase;
 nothing in a pipe unless -v; -q silences it everywhere. Terminals are real pseudo-terminals."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What a person sees at a terminal (issue 17): formats, usage errors, text, colour.
+"""What a person sees at a terminal: formats, usage errors, text, colour.
 
 Terminal behaviour runs under a real pseudo-terminal (``pty``); pipes are real pipes.
 """

@@ -39,7 +39,8 @@ def _profile(url: str) -> Any:
 def test_cli_mode_writes_entries_and_namespace_in_the_documented_layout(
     repo: Path, ollama_server: Any, ollama_embedder: Any, vectors_of: Any
 ) -> None:
-    """Contract-mandated (§10, UR §9.3): v1/<namespaceId>/namespace.json + entries/<sha1>.json."""
+    """Contract-mandated (§10, docs/embeddings.md): v1/<namespaceId>/namespace.json +
+    entries/<sha1>.json."""
     embedder = ollama_embedder()
     embedder.embed(["alpha\r\nbeta", "gamma"])
     ns = repo / ".ragit/cache/embeddings/v1" / embedder.profile.namespace_id
@@ -69,7 +70,8 @@ def test_cli_mode_writes_entries_and_namespace_in_the_documented_layout(
 def test_cached_vectors_are_served_without_requests(
     ollama_server: Any, ollama_embedder: Any
 ) -> None:
-    """Contract-mandated (UR §9.3): a second run hits the cache, the provider sees nothing."""
+    """Contract-mandated (docs/embeddings.md): a second run hits the cache, the provider sees
+    nothing."""
     first = ollama_embedder()
     vectors = first.embed(["one", "two", "three"])
     assert len(ollama_server.requests) == 1
@@ -91,7 +93,7 @@ def test_cached_vectors_are_served_without_requests(
 
 
 def test_only_misses_are_sent_and_then_cached(ollama_server: Any, ollama_embedder: Any) -> None:
-    """Contract-mandated (UR §9.3): the provider embeds exactly the missing texts."""
+    """Contract-mandated (docs/embeddings.md): the provider embeds exactly the missing texts."""
     ollama_embedder().embed(["a", "b"])
     embedder = ollama_embedder()
     embedder.embed(["a", "c", "b", "d", "c"])
@@ -129,7 +131,8 @@ def test_readonly_mode_on_an_empty_repo_creates_no_cache_dir(
 def test_disabled_cache_neither_reads_nor_writes(
     repo: Path, ollama_server: Any, ollama_embedder: Any
 ) -> None:
-    """Contract-mandated (UR §9.3): embedding.cache_enabled = false disables the cache."""
+    """Contract-mandated (docs/embeddings.md): embedding.cache_enabled = false disables the
+    cache."""
     ollama_embedder().embed(["x"])
     embedder = ollama_embedder(cache_enabled=False)
     embedder.embed(["x", "y"])
@@ -154,7 +157,7 @@ def test_disabled_cache_neither_reads_nor_writes(
 def test_a_corrupt_or_mismatched_entry_is_a_miss_and_is_replaced(
     repo: Path, ollama_server: Any, ollama_embedder: Any, vectors_of: Any, corruption: str
 ) -> None:
-    """Contract-mandated (UR §9.2): invalid cache entries count as misses."""
+    """Contract-mandated (docs/embeddings.md): invalid cache entries count as misses."""
     first = ollama_embedder()
     first.embed(["victim"])
     path = first.cache.entry_path(text_key("victim"))  # type: ignore[union-attr]
@@ -227,7 +230,8 @@ def test_unreadable_namespace_json_is_rebuilt_on_write_with_a_recount(
 def test_cache_dir_outside_the_repository_disables_the_cache(
     repo: Path, tmp_path: Path, ollama_server: Any, ollama_embedder: Any
 ) -> None:
-    """Contract-mandated (UR §9.3): cache_dir outside the repo → disabled, doctor fails."""
+    """Contract-mandated (docs/embeddings.md): cache_dir outside the repo → disabled, doctor
+    fails."""
     embedder = ollama_embedder(cache_dir="../outside-cache")
     embedder.embed(["x"])
     embedder.embed(["x"])
@@ -244,7 +248,8 @@ def test_cache_dir_outside_the_repository_disables_the_cache(
 def test_cache_dir_symlinked_out_of_the_repository_disables_the_cache(
     repo: Path, tmp_path: Path, ollama_server: Any, ollama_embedder: Any
 ) -> None:
-    """Contract-mandated (UR §9.3): symlinks are followed before the inside-repo check."""
+    """Contract-mandated (docs/embeddings.md): symlinks are followed before the inside-repo
+    check."""
     outside = tmp_path / "elsewhere"
     outside.mkdir()
     (repo / ".ragit").mkdir()
@@ -269,7 +274,7 @@ def test_absolute_cache_dir_inside_the_repository_is_accepted(
 def test_write_failures_never_fail_the_embedding_call(
     repo: Path, ollama_server: Any, ollama_embedder: Any
 ) -> None:
-    """Contract-mandated (UR §9.3): cache writes are best effort."""
+    """Contract-mandated (docs/embeddings.md): cache writes are best effort."""
     ns = repo / ".ragit/cache/embeddings/v1" / _profile(ollama_server.url).namespace_id
     ns.mkdir(parents=True)
     (ns / "entries").write_text("a file where the directory should be", encoding="utf-8")
@@ -281,7 +286,7 @@ def test_write_failures_never_fail_the_embedding_call(
 def test_status_summary_has_the_documented_fields(
     repo: Path, ollama_server: Any, ollama_embedder: Any
 ) -> None:
-    """Contract-mandated (UR §9.3): status.embedding.cache fields."""
+    """Contract-mandated (docs/embeddings.md): status.embedding.cache fields."""
     embedder = ollama_embedder()
     embedder.embed(["x"])
     summary = embedder.cache_summary(timeout_ms=30000)
@@ -344,7 +349,7 @@ for start in range(0, len(keys), 5):
 
 
 def test_concurrent_writers_keep_entry_count_exact(tmp_path: Path) -> None:
-    """Issue 14.11: four processes writing at once (ingest and queries do) lose no count
+    """Implementation choice: four processes writing at once (ingest and queries do) lose no count
     and count no shared entry twice: ``entryCount`` equals the entries on disk."""
     import subprocess
     import sys

@@ -78,7 +78,7 @@ def flood(request: pytest.FixtureRequest) -> Iterator[_Flood]:
 def test_an_oversized_body_is_refused_without_reading_it_all(
     flood: _Flood, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 14 item 12: stop at the cap (`response_invalid: too large`, not retryable)."""
+    """Implementation choice: stop at the cap (`response_invalid: too large`, not retryable)."""
     monkeypatch.setattr(_http, "_MAX_RESPONSE_BYTES", CAP)
     host, port = flood.server_address[:2]
     profile = resolve_profile({"provider": "ollama", "base_url": f"http://{host}:{port}"}, {})

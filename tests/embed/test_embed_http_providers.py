@@ -72,7 +72,8 @@ def test_ollama_returns_one_vector_per_text_in_order(
 def test_openai_sends_bearer_key_and_reorders_shuffled_indexes(
     openai_server: Any, make_embedder: Any, vectors_of: Any
 ) -> None:
-    """Contract-mandated (UR §9.1): /v1/embeddings, key from env, data[].index reordered."""
+    """Contract-mandated (docs/embeddings.md): /v1/embeddings, key from env, data[].index
+    reordered."""
     openai_server.push("shuffle")
     embedder = make_embedder("openai", openai_server.url)
     texts = ["one", "two", "three"]
@@ -93,7 +94,7 @@ def test_openai_root_ending_in_v1_is_not_doubled(openai_server: Any, make_embedd
 def test_identical_texts_are_sent_once(
     ollama_server: Any, make_embedder: Any, vectors_of: Any
 ) -> None:
-    """Contract-mandated (UR §9.2): identical texts in one call are deduplicated."""
+    """Contract-mandated (docs/embeddings.md): identical texts in one call are deduplicated."""
     embedder = make_embedder("ollama", ollama_server.url)
     vectors = embedder.embed(["a", "b", "a", "a", "b"])
     assert ollama_server.inputs_seen == ["a", "b"]
@@ -102,7 +103,7 @@ def test_identical_texts_are_sent_once(
 
 
 def test_batches_respect_the_item_limit(ollama_server: Any, make_embedder: Any) -> None:
-    """Contract-mandated (UR §9.2): Ollama batches carry at most 32 texts."""
+    """Contract-mandated (docs/embeddings.md): Ollama batches carry at most 32 texts."""
     embedder = make_embedder("ollama", ollama_server.url)
     texts = [f"text number {i}" for i in range(100)]
     assert len(embedder.embed(texts)) == 100
@@ -112,7 +113,7 @@ def test_batches_respect_the_item_limit(ollama_server: Any, make_embedder: Any) 
 
 
 def test_batches_respect_the_byte_limit(openai_server: Any, make_embedder: Any) -> None:
-    """Contract-mandated (UR §9.2): OpenAI batches carry at most 1 MiB of text."""
+    """Contract-mandated (docs/embeddings.md): OpenAI batches carry at most 1 MiB of text."""
     embedder = make_embedder("openai", openai_server.url)
     # 3-byte UTF-8 characters: 40 texts of 30,000 bytes = 1.2 MB.
     texts = [f"{i:04d}" + "한" * 9_998 for i in range(40)]
@@ -145,7 +146,7 @@ def test_missing_openai_key_fails_before_any_request(
 def test_server_errors_are_retried_on_the_ollama_schedule(
     ollama_server: Any, make_embedder: Any, sleeps: Any
 ) -> None:
-    """Contract-mandated (UR §9.2): 5xx retried with 150/300 ms ×0.85–1.15 jitter."""
+    """Contract-mandated (docs/embeddings.md): 5xx retried with 150/300 ms ×0.85–1.15 jitter."""
     ollama_server.push(("status", 500, {}), ("status", 503, {}), "ok")
     embedder = make_embedder("ollama", ollama_server.url)
     assert len(embedder.embed(["x"])) == 1
@@ -173,7 +174,8 @@ def test_exhausted_retries_fail_retryable_with_the_status(
 def test_retry_after_seconds_is_a_minimum_delay(
     ollama_server: Any, make_embedder: Any, sleeps: Any
 ) -> None:
-    """Contract-mandated (UR §9.2): Retry-After is a minimum; jitter only lengthens it."""
+    """Contract-mandated (docs/embeddings.md): Retry-After is a minimum; jitter only lengthens
+    it."""
     ollama_server.push(("status", 429, {"Retry-After": "2"}), "ok")
     embedder = make_embedder("ollama", ollama_server.url, jitter=lambda lo, hi: lo)
     embedder.embed(["x"])
@@ -184,7 +186,7 @@ def test_retry_after_seconds_is_a_minimum_delay(
 def test_retry_after_http_date_is_honoured(
     ollama_server: Any, make_embedder: Any, sleeps: Any
 ) -> None:
-    """Contract-mandated (UR §9.2): Retry-After may be an HTTP date."""
+    """Contract-mandated (docs/embeddings.md): Retry-After may be an HTTP date."""
     when = email.utils.formatdate(time.time() + 10, usegmt=True)
     ollama_server.push(("status", 503, {"Retry-After": when}), "ok")
     embedder = make_embedder("ollama", ollama_server.url)
@@ -209,7 +211,8 @@ def test_retry_after_beyond_the_limit_fails_without_waiting(
 
 
 def test_a_timeout_is_retried(ollama_server: Any, make_embedder: Any, sleeps: Any) -> None:
-    """Contract-mandated (UR §9.2): a read timeout (embedding.timeout_ms) is retryable."""
+    """Contract-mandated (docs/embeddings.md): a read timeout (embedding.timeout_ms) is
+    retryable."""
     ollama_server.push("hang", "ok")
     embedder = make_embedder("ollama", ollama_server.url, timeout_ms=500)
     assert len(embedder.embed(["x"])) == 1
@@ -232,7 +235,7 @@ def test_repeated_timeouts_fail_with_reason_timeout(openai_server: Any, make_emb
 def test_connection_refused_is_retried_then_fails_retryable(
     closed_port: int, make_embedder: Any, sleeps: Any
 ) -> None:
-    """Contract-mandated (UR §9.2): network errors are retryable."""
+    """Contract-mandated (docs/embeddings.md): network errors are retryable."""
     embedder = make_embedder("ollama", f"http://127.0.0.1:{closed_port}")
     with pytest.raises(EmbeddingProviderFailed) as info:
         embedder.embed(["x"])
@@ -271,7 +274,7 @@ def test_invalid_answers_fail_at_once_and_are_not_retryable(
     action: Any,
     reason: str,
 ) -> None:
-    """Contract-mandated (UR §9.2): validation failures and 4xx are never retried."""
+    """Contract-mandated (docs/embeddings.md): validation failures and 4xx are never retried."""
     server = request.getfixturevalue(f"{provider}_server")
     server.push(action)
     embedder = make_embedder(provider, server.url)
@@ -286,7 +289,8 @@ def test_invalid_answers_fail_at_once_and_are_not_retryable(
 
 
 def test_a_failed_batch_leaves_no_partial_result(ollama_server: Any, make_embedder: Any) -> None:
-    """Contract-mandated (UR §9.2): no zero-vector fallback; the call fails as a whole."""
+    """Contract-mandated (docs/embeddings.md): no zero-vector fallback; the call fails as a
+    whole."""
     ollama_server.push("ok", "wrong_dimension")
     embedder = make_embedder("ollama", ollama_server.url)
     with pytest.raises(EmbeddingProviderFailed):
@@ -311,7 +315,7 @@ def test_a_failed_batch_leaves_no_partial_result(ollama_server: Any, make_embedd
 def test_retry_after_values_parse_as_seconds_or_dates(
     value: str | None, seconds: float | None
 ) -> None:
-    """Contract-mandated (UR §9.2): delta-seconds or an HTTP date; garbage is ignored."""
+    """Contract-mandated (docs/embeddings.md): delta-seconds or an HTTP date; garbage is ignored."""
     from ragit.embed.providers._http import parse_retry_after
 
     now = email.utils.parsedate_to_datetime("Wed, 21 Oct 2015 07:28:00 GMT").timestamp()

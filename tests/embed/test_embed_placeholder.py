@@ -74,7 +74,7 @@ def test_placeholder_vectors_are_bit_exact_test_vectors(text: str, digest: str) 
 
 
 def test_placeholder_is_deterministic_across_instances_and_batches() -> None:
-    """Contract-mandated (design §2.8): the placeholder embedder is deterministic."""
+    """Contract-mandated (§2): the placeholder embedder is deterministic."""
     texts = list(DOCS.values())
     first = _embedder().embed(texts)
     second = _embedder().embed(list(reversed(texts)))
@@ -106,7 +106,7 @@ def test_every_dimension_carries_signal_across_a_corpus() -> None:
 
 
 def test_configured_dimensions_are_honoured() -> None:
-    """Contract-mandated (UR §9.1): embedding.dimensions sizes placeholder vectors."""
+    """Contract-mandated (docs/embeddings.md): embedding.dimensions sizes placeholder vectors."""
     assert len(_embedder(64).vector("hello")) == 64
     assert len(_embedder(4096).vector("hello")) == 4096
 

@@ -172,7 +172,8 @@ def test_mcp_placeholder_computes_without_caching(
 def test_local_only_refuses_remote_egress_before_any_request(
     make: Any, embedding: dict[str, Any], mode: str, connection_attempts: list[Any]
 ) -> None:
-    """Contract-mandated (UR §9.4): local-only refuses remote providers, typed, up front."""
+    """Contract-mandated (docs/embeddings.md): local-only refuses remote providers, typed, up
+    front."""
     with pytest.raises(InputInvalid) as info:
         make(embedding, mode=mode, security={"remote_embedding_policy": "local-only"})
     assert info.value.details["field"] == "security.remote_embedding_policy"
@@ -182,7 +183,7 @@ def test_local_only_refuses_remote_egress_before_any_request(
 def test_local_only_allows_loopback_ollama_and_the_placeholder(
     make: Any, ollama_server: Any
 ) -> None:
-    """Contract-mandated (UR §9.4): local egress is allowed under local-only."""
+    """Contract-mandated (docs/embeddings.md): local egress is allowed under local-only."""
     local_only = {"remote_embedding_policy": "local-only"}
     make({"provider": "ollama", "base_url": ollama_server.url}, security=local_only).embed(["x"])
     make({}, security=local_only).embed(["x"])
@@ -199,7 +200,8 @@ def test_unknown_remote_policy_is_input_invalid(make: Any) -> None:
 def test_allow_sanitized_never_sends_artifact_text_remotely(
     make: Any, openai_server: Any, ollama_server: Any
 ) -> None:
-    """Contract-mandated (UR §9.4): artifacts/evidence are not embedded by remote providers."""
+    """Contract-mandated (docs/embeddings.md): artifacts/evidence are not embedded by remote
+    providers."""
     remote = make({"provider": "openai", "base_url": openai_server.url})
     assert remote.artifacts_embeddable is False
     with pytest.raises(InputInvalid):
@@ -264,7 +266,7 @@ def test_openai_without_key_in_cli_mode_sends_nothing(make: Any, openai_server: 
 
 
 def test_building_an_embedder_imports_no_http_client(repo: Path) -> None:
-    """Contract-mandated (design §2.7): httpx is imported only when a request is sent."""
+    """Implementation choice: httpx is imported only when a request is sent."""
     import subprocess
 
     code = (

@@ -20,7 +20,8 @@ from ragit.embed.profile import is_loopback_url, normalize_base_url
 
 
 def test_namespace_id_is_sha1_of_the_profile_key() -> None:
-    """Contract-mandated (UR §9.3): first 16 hex of sha1(1:provider:model:version:dims:baseUrl)."""
+    """Contract-mandated (docs/embeddings.md): first 16 hex of
+    sha1(1:provider:model:version:dims:baseUrl)."""
     profile = EmbeddingProfile(
         "ollama", "nomic-embed-text", 768, "ollama-nomic-embed-text-768", "http://127.0.0.1:11434"
     )
@@ -55,14 +56,15 @@ def test_default_profile_is_the_placeholder() -> None:
 def test_placeholder_model_name_maps_to_the_provider_default(
     provider: str, model: str, dims: int, version: str
 ) -> None:
-    """Contract-mandated (UR §6): model placeholder-v1 means the provider's default model."""
+    """Contract-mandated (docs/config.md): model placeholder-v1 means the provider's default
+    model."""
     for cfg in ({"provider": provider, "model": "placeholder-v1"}, {"provider": provider}):
         profile = resolve_profile(cfg, {})
         assert (profile.model, profile.dimensions, profile.version) == (model, dims, version)
 
 
 def test_known_models_have_their_fixed_dimensions() -> None:
-    """Contract-mandated (UR §9.1): the four recognized remote models and their sizes."""
+    """Contract-mandated (docs/embeddings.md): the four recognized remote models and their sizes."""
     sizes = {
         ("ollama", "mxbai-embed-large"): 1024,
         ("openai", "text-embedding-3-large"): 3072,
@@ -97,7 +99,7 @@ def test_invalid_embedding_config_is_input_invalid(cfg: dict[str, Any], field: s
 
 
 def test_placeholder_dimensions_come_from_config() -> None:
-    """Contract-mandated (UR §9.1): placeholder dimensions are configurable (8..4096)."""
+    """Contract-mandated (docs/embeddings.md): placeholder dimensions are configurable (8..4096)."""
     assert resolve_profile({"dimensions": 8}, {}).dimensions == 8
     assert resolve_profile({"dimensions": 4096}, {}).dimensions == 4096
     a = resolve_profile({"dimensions": 256}, {})
@@ -115,7 +117,8 @@ def test_placeholder_dimensions_come_from_config() -> None:
     ],
 )
 def test_base_url_is_normalized(raw: str, normalized: str) -> None:
-    """Contract-mandated (UR §9.1): trailing slashes trimmed; scheme and host canonical."""
+    """Contract-mandated (docs/embeddings.md): trailing slashes trimmed; scheme and host
+    canonical."""
     assert normalize_base_url(raw) == normalized
 
 
@@ -134,7 +137,7 @@ def test_base_url_is_normalized(raw: str, normalized: str) -> None:
     ],
 )
 def test_base_url_rules_reject_without_echoing_the_value(raw: str) -> None:
-    """Contract-mandated (UR §9.1): absolute http(s), no userinfo/query/fragment."""
+    """Contract-mandated (docs/embeddings.md): absolute http(s), no userinfo/query/fragment."""
     with pytest.raises(InputInvalid) as info:
         resolve_profile({"provider": "ollama", "base_url": raw}, {})
     assert info.value.details["field"] == "embedding.base_url"
@@ -143,7 +146,8 @@ def test_base_url_rules_reject_without_echoing_the_value(raw: str) -> None:
 
 
 def test_base_url_falls_back_to_the_provider_environment_variable() -> None:
-    """Contract-mandated (UR §6): OLLAMA_BASE_URL / OPENAI_BASE_URL when config has none."""
+    """Contract-mandated (docs/config.md): OLLAMA_BASE_URL / OPENAI_BASE_URL when config has
+    none."""
     env = {"OLLAMA_BASE_URL": "http://gpu-box:11434/", "OPENAI_BASE_URL": "https://proxy.example"}
     assert resolve_profile({"provider": "ollama"}, env).base_url == "http://gpu-box:11434"
     assert resolve_profile({"provider": "openai"}, env).base_url == "https://proxy.example"
@@ -171,12 +175,12 @@ def test_base_url_falls_back_to_the_provider_environment_variable() -> None:
     ],
 )
 def test_ollama_egress_is_local_only_for_loopback_hosts(url: str, egress: str) -> None:
-    """Contract-mandated (UR §9.4): the host is parsed, never substring-matched."""
+    """Contract-mandated (docs/embeddings.md): the host is parsed, never substring-matched."""
     assert resolve_profile({"provider": "ollama", "base_url": url}, {}).egress == egress
 
 
 def test_openai_is_always_remote_and_the_placeholder_always_local() -> None:
-    """Contract-mandated (UR §9.4): egress classes of the fixed providers."""
+    """Contract-mandated (docs/embeddings.md): egress classes of the fixed providers."""
     openai = resolve_profile({"provider": "openai", "base_url": "http://127.0.0.1:1"}, {})
     assert openai.egress == "remote"
     assert resolve_profile({"base_url": "https://x.example"}, {}).egress == "local"
@@ -204,7 +208,7 @@ def test_store_profile_round_trips_to_the_same_namespace() -> None:
 
 
 def test_store_profile_of_another_placeholder_version_requires_migration() -> None:
-    """Contract-mandated (UR §9.1): vectors of an unknown version are never mixed."""
+    """Contract-mandated (docs/embeddings.md): vectors of an unknown version are never mixed."""
     from ragit.contract.errors import EmbeddingMigrationRequired
 
     stored = resolve_profile({}, {}).as_dict() | {"version": "v1", "namespaceId": "0" * 16}

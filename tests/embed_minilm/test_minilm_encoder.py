@@ -34,7 +34,8 @@ def test_reference_fixture_was_made_from_the_pinned_weights(reference: dict[str,
 def test_numpy_encoder_matches_sentence_transformers_within_1e5(
     numpy_encoder: Any, reference: dict[str, Any]
 ) -> None:
-    """Issue 9 requirement: the numpy path reproduces sentence-transformers (max abs diff 1e-5)."""
+    """Implementation choice: the numpy path reproduces sentence-transformers (max abs diff
+    1e-5)."""
     got = numpy_encoder.encode(_texts(reference))
     assert got.shape == (len(reference["cases"]), 384)
     assert got.dtype == np.float32
@@ -44,7 +45,7 @@ def test_numpy_encoder_matches_sentence_transformers_within_1e5(
 def test_numpy_encoder_truncates_at_256_tokens_like_sentence_transformers(
     numpy_encoder: Any, reference: dict[str, Any]
 ) -> None:
-    """Issue 9 requirement: the shipped 128-token truncation is overridden with 256."""
+    """Implementation choice: the shipped 128-token truncation is overridden with 256."""
     counts = [len(numpy_encoder.token_ids(text)) for text in _texts(reference)]
     assert counts == [case["tokenCount"] for case in reference["cases"]]
     assert max(counts) == 256
@@ -63,7 +64,7 @@ def test_single_text_encode_equals_its_row_in_a_batch(
 def test_ort_int8_encoder_keeps_cosine_098_to_reference(
     ort_encoder: Any, reference: dict[str, Any]
 ) -> None:
-    """Issue 9 requirement: the int8 per-channel path stays within cosine 0.98 per sentence."""
+    """Implementation choice: the int8 per-channel path stays within cosine 0.98 per sentence."""
     got = ort_encoder.encode(_texts(reference))
     cosines = (got * _vectors(reference)).sum(axis=1)
     assert got.shape == (len(reference["cases"]), 384)
@@ -84,7 +85,7 @@ def test_ort_int8_vector_does_not_depend_on_batch_neighbours(
 def test_ort_int8_build_is_cached_outside_the_repository_and_reused(
     ort_encoder: Any, tmp_path: Path
 ) -> None:
-    """Issue 9 requirement: the int8 model is built once into the user cache, never a repo."""
+    """Implementation choice: the int8 model is built once into the user cache, never a repo."""
     from ragit.embed.minilm import OrtInt8Encoder
 
     built: Path = ort_encoder.model_file
@@ -99,7 +100,7 @@ def test_ort_int8_build_is_cached_outside_the_repository_and_reused(
 
 
 def test_numeric_paths_name_the_two_encoders_apart(ort_encoder: Any, numpy_encoder: Any) -> None:
-    """Issue 9 requirement: int8 vectors are namespaced apart from fp32 ones."""
+    """Implementation choice: int8 vectors are namespaced apart from fp32 ones."""
     assert numpy_encoder.numeric_path == "numpy-fp32"
     assert ort_encoder.numeric_path == "ort-int8-pc"
 
@@ -111,7 +112,7 @@ def test_encoding_no_texts_returns_an_empty_matrix(numpy_encoder: Any) -> None:
 
 
 def test_text_far_over_256_tokens_embeds_as_its_first_256_tokens(numpy_encoder: Any) -> None:
-    """Issue 9 requirement: long texts truncate, so what follows token 256 changes nothing."""
+    """Implementation choice: long texts truncate, so what follows token 256 changes nothing."""
     head = " ".join(f"word{i}" for i in range(400))
     a, b = numpy_encoder.encode([head, head + " tail " * 20000])
     assert len(numpy_encoder.token_ids(head + " tail " * 20000)) == 256

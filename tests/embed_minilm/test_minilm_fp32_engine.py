@@ -52,7 +52,8 @@ def _cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def test_fp32_model_on_onnxruntime_gives_numpys_vectors_within_1e6_cosine(
     numpy_encoder: Any,
 ) -> None:
-    """Issue 16 requirement: a faster engine for the fp32 model keeps every vector (1e-6 cosine)."""
+    """Implementation choice: a faster engine for the fp32 model keeps every vector (1e-6
+    cosine)."""
     from ragit.embed.minilm import load_encoder
 
     encoder: Any = load_encoder("numpy-fp32")
@@ -69,7 +70,7 @@ def test_fp32_model_on_onnxruntime_gives_numpys_vectors_within_1e6_cosine(
 
 @needs_ort
 def test_fp32_engine_matches_sentence_transformers_reference(reference: dict[str, Any]) -> None:
-    """Issue 9 requirement, kept on the new engine: max abs difference to the reference 1e-5."""
+    """Implementation choice, kept on the new engine: max abs difference to the reference 1e-5."""
     from ragit.embed.minilm import load_encoder
 
     texts = [case["text"] for case in reference["cases"]]
@@ -124,7 +125,7 @@ def test_unknown_engine_is_a_typed_input_error() -> None:
 
 @needs_ort
 def test_opening_a_built_int8_model_does_not_import_onnx(ort_encoder: Any) -> None:
-    """Issue 16 requirement (cold semantic query): only building the int8 model needs onnx.
+    """Implementation choice (cold semantic query): only building the int8 model needs onnx.
 
     Importing onnx (with ml_dtypes) cost about 0.6 CPU-seconds of every cold int8 query.
     """

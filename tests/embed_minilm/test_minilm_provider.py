@@ -58,7 +58,7 @@ def minilm_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_switching_to_minilm_needs_a_migration_that_keeps_manifests(minilm_repo: Path) -> None:
-    """Contract-mandated (issue 9, §10): a new profile is migrated; manifests are untouched."""
+    """Contract-mandated (§10): a new profile is migrated; manifests are untouched."""
     manifests = {p.name: p.read_bytes() for p in (minilm_repo / ".ragit" / "manifest").iterdir()}
     assert ragit(minilm_repo, "config", "set", "embedding.provider", "local-minilm").returncode == 0
     status = data(ragit(minilm_repo, "status", "--format", "json"))

@@ -542,7 +542,7 @@ GOOD_AFTER = {"same", "indexed", "yes", "clean", "deleted"}
 
 
 def assert_safe_and_recovered(obs: Observed) -> None:
-    """The promise every fault must keep (contract §2, §6; design §2.3)."""
+    """The promise every fault must keep (contract §2, §6; docs/faults.md)."""
     shown = json.dumps(asdict(obs), indent=1)
     wrong = {k: v for k, v in obs.readers.items() if v != "same" and v not in NOT_READY}
     assert not wrong, f"a reader saw other hits or an untyped failure: {shown}"

@@ -17,7 +17,8 @@ from fixtures.build import load_fixture
 
 
 def test_a_copy_without_mtimes_ingests_and_passes_doctor(tmp_path: Path) -> None:
-    """Issue 14.13."""
+    """Implementation choice: a copy of a repository (files copied without their mtimes) ingests
+    and passes doctor."""
     case = prepare("ingest", tmp_path / "a")
     source = case.repo
     target = tmp_path / "copied"

@@ -34,8 +34,8 @@ KILLS = [
 def test_a_writer_killed_at_any_phase_leaves_readers_safe_and_doctor_recovers_it(
     tmp_path: Path, operation: str, phase: str
 ) -> None:
-    """Contract §2/§6, design §2.3: a kill -9 anywhere never shows other hits; doctor's
-    recoveries restore every published snapshot's answers."""
+    """Contract-mandated (§2, §6; docs/faults.md): a kill -9 anywhere never shows other hits;
+    doctor's recoveries restore every published snapshot's answers."""
     obs = run_scenario(tmp_path, operation, "kill", phase)
 
     assert obs.exit_code == 137

@@ -1,4 +1,4 @@
-"""A kill -9 inside the writer's segment merge (issue 13 §1, its recipe).
+"""A kill -9 inside the writer's segment merge (the recipe of docs/faults.md).
 
 A small store is merged by the ingest that wrote it (zvec ``optimize()``, about half of a
 small incremental ingest). The recipe: pause an ``ingest`` at ``store-written``, release it,
@@ -64,7 +64,7 @@ def _reference(tmp_path: Path) -> dict[str, Any]:
 def test_a_kill_inside_the_inline_merge_keeps_every_snapshot_and_later_ingests_work(
     tmp_path: Path, offset_ms: int
 ) -> None:
-    """Issue 13 §1: a kill -9 inside the writer's merge never breaks the store: the next
+    """Contract-mandated (§6): a kill -9 inside the writer's merge never breaks the store: the next
     ingests succeed and every published snapshot answers as with no kill."""
     expected = _reference(tmp_path)
     case = prepare("ingest", tmp_path)

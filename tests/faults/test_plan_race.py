@@ -20,7 +20,7 @@ NEW_DOC = "docs/adr/0004-ledger-export.md"
 
 
 def test_a_purge_between_plan_and_lock_makes_the_ingest_plan_again(tmp_path: Path) -> None:
-    """Issue 14.8: the plan is re-validated under the writer lock; every chunk the new
+    """Implementation choice: the plan is re-validated under the writer lock; every chunk the new
     manifest names is in the published store, so doctor passes and queries answer."""
     repo, labels = template_repo(tmp_path, "legacy")
     stale = labels["stale"]  # S3: a snapshot whose store chunk holds a raw secret

@@ -1,4 +1,4 @@
-"""kill -9 at random instants of real writers, not only at named phases (issue 13 §1).
+"""kill -9 at random instants of real writers, not only at named phases (docs/faults.md).
 
 Each kill point runs one writer as a real process — ``ragit ingest`` (an incremental ingest
 whose small store is merged inline), the store rebuild (``ragit repair --apply --action
@@ -214,7 +214,7 @@ def _typed(run: Any) -> str:
 def test_a_writer_killed_at_a_random_instant_never_changes_an_answer(
     tmp_path: Path, index: int, operation: str, fraction: float
 ) -> None:
-    """Contract §2/§6, design §2.3, issue 13 §1: a kill -9 at any instant of any writer leaves
+    """Contract-mandated (§2, §6; docs/faults.md): a kill -9 at any instant of any writer leaves
     every published snapshot answering as before (or a typed not-ready error); the next writer
     recovers or refuses with a typed error; doctor's recoveries restore every answer."""
     reference = _reference(operation, tmp_path)

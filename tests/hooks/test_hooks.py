@@ -1,4 +1,5 @@
-"""Git hooks (contract §12, style.md §10): real `git` commands fire the installed scripts.
+"""Git hooks (contract §12; docs/contract.md, hooks): real `git` commands fire the installed
+scripts.
 
 The hook starts the ingest in the background and returns; the tests wait for that job
 with a bounded poll of ``.ragit/runtime/hooks.log`` (the one place a poll is acceptable)
@@ -372,7 +373,7 @@ def _hook_jobs(root: Path) -> list[psutil.Process]:
 def test_hook_ingests_coalesce_into_one_runner_that_ingests_the_newest_head(
     tmp_path: Path,
 ) -> None:
-    """Issue 13 §3: a burst of commits while a hook ingest runs leaves one request, not a
+    """Implementation choice: a burst of commits while a hook ingest runs leaves one request, not a
     queue of waiting jobs, and the running job ingests the newest HEAD when it is done."""
     repo = _hooked(tmp_path)
     release = tmp_path / "release"

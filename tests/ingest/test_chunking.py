@@ -68,7 +68,8 @@ def _assert_invariants(text: str, chunks: list[Chunk], max_chars: int) -> None:
 
 @pytest.mark.parametrize(("path", "expected"), _fixture_headings())
 def test_code_fences_fixture_heading_paths(path: str, expected: list[list[str]]) -> None:
-    """Contract-mandated (design §5: fences respected, H1 kept), as pinned by the fixture."""
+    """Contract-mandated (docs/reference/documents.md: fences respected, H1 kept), as pinned by the
+    fixture."""
     chunks = chunk_markdown(_fixture_file("code-fences", path))
     assert _section_paths(chunks) == expected
 
@@ -98,7 +99,8 @@ def test_list_items_and_thematic_breaks_are_not_setext_titles() -> None:
 
 
 def test_h1_title_is_in_its_own_section_and_every_path() -> None:
-    """Contract-mandated (design §5: H1 titles never reached the original's index)."""
+    """Contract-mandated (docs/reference/documents.md: H1 titles never reached the original's
+    index)."""
     text = "# ADR: Use zvec\n\nWe decided.\n\n## Decision\n\nUse it.\n\n### Consequences\n\nFast.\n"
     chunks = chunk_markdown(text)
     assert chunks[0].text == "# ADR: Use zvec\n\nWe decided."
@@ -122,7 +124,7 @@ def test_heading_followed_directly_by_subsections_lives_in_their_breadcrumbs() -
 
 
 def test_text_before_the_first_heading_is_introduction() -> None:
-    """Contract-mandated (UR §8: preamble section "Introduction")."""
+    """Contract-mandated (docs/reference/documents.md: preamble section "Introduction")."""
     chunks = chunk_markdown("[![badge](x)](y)\n\n# Project\n\nBody.\n")
     assert chunks[0].section_title == "Introduction"
     assert chunks[0].heading_path == ("Introduction",)
@@ -131,7 +133,8 @@ def test_text_before_the_first_heading_is_introduction() -> None:
 
 
 def test_document_without_headings_is_one_body_section() -> None:
-    """Contract-mandated (UR §8: no headings → "Body"); the override is a choice."""
+    """Contract-mandated (docs/reference/documents.md: no headings → "Body"); the override is a
+    choice."""
     assert chunk_markdown("Just text.\n")[0].section_title == "Body"
     assert chunk_markdown("Just text.\n", body_title="notes")[0].heading_path == ("notes",)
 
@@ -143,7 +146,7 @@ def test_empty_input_gives_no_chunks(text: str) -> None:
 
 
 def test_frontmatter_is_stripped() -> None:
-    """Contract-mandated (UR §8: body with frontmatter stripped)."""
+    """Contract-mandated (docs/reference/documents.md: body with frontmatter stripped)."""
     chunks = chunk_markdown("---\ntype: adr\ntitle: x\n---\n# T\n\nBody.\n")
     assert chunks[0].text == "# T\n\nBody."
     assert chunks[0].char_start == 0
@@ -165,7 +168,7 @@ def test_windows_crlf_fixture_chunks_like_lf() -> None:
 
 
 def test_hash_lines_inside_fences_are_not_headings() -> None:
-    """Contract-mandated (design §5: the original split inside code fences)."""
+    """Contract-mandated (docs/reference/documents.md: the original split inside code fences)."""
     text = (
         "# Doc\n\n"
         "```bash\n# comment\n## also a comment\n```\n\n"
@@ -180,7 +183,7 @@ def test_hash_lines_inside_fences_are_not_headings() -> None:
 
 
 def test_a_fence_closes_only_with_the_same_char_and_enough_length() -> None:
-    """Contract-mandated (CommonMark fence rule, design §5)."""
+    """Contract-mandated (CommonMark fence rule, docs/reference/documents.md)."""
     text = "# A\n\n````\n```\n~~~~\n# still code\n````\n\n## B\n"
     assert [c.section_title for c in chunk_markdown(text)] == ["A", "B"]
 
@@ -192,7 +195,7 @@ def test_backtick_info_string_with_a_backtick_is_not_a_fence() -> None:
 
 
 def test_unclosed_fence_runs_to_the_end() -> None:
-    """Contract-mandated (design §5), as in the code-fences fixture."""
+    """Contract-mandated (docs/reference/documents.md), as in the code-fences fixture."""
     text = "# A\n\n```python\nx = 1\n## not a heading\n"
     chunks = chunk_markdown(text)
     assert [c.section_title for c in chunks] == ["A"]
@@ -225,7 +228,8 @@ def test_decomposed_hangul_is_composed() -> None:
 
 
 def test_long_section_is_split_into_overlapping_windows_at_paragraphs() -> None:
-    """Contract-mandated (UR §8: ~1000-char windows, 120-char overlap); boundaries are a choice."""
+    """Contract-mandated (docs/reference/documents.md: ~1000-char windows, 120-char overlap);
+    boundaries are a choice."""
     paragraphs = [f"Paragraph {i} opens. " + "Then a word or two more. " * 8 for i in range(30)]
     text = "# Long\n\n" + "\n\n".join(p.strip() for p in paragraphs) + "\n"
     chunks = chunk_markdown(text)
@@ -363,7 +367,7 @@ def test_indexed_text_recognizes_setext_first_lines() -> None:
 
 
 def test_normalize_for_id_ignores_platform_differences() -> None:
-    """Contract-mandated (design §2.2: ids derive from normalized text)."""
+    """Contract-mandated (docs/contract.md §5: ids derive from normalized text)."""
     assert normalize_for_id("\ufeff  a  \r\nb\t\r\n\r\n") == "a\nb"
     assert normalize_for_id("a\nb") == normalize_for_id("a\r\nb")
 

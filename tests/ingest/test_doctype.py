@@ -44,7 +44,8 @@ def _fixture_doc_types() -> list[tuple[str, str, str, str]]:
     [pytest.param(p, t, e, id=f"{n}:{p}") for n, p, t, e in _fixture_doc_types()],
 )
 def test_fixture_documents_get_their_intended_doc_type(path: str, text: str, expected: str) -> None:
-    """Contract-mandated (contract §6 doc types, UR §7.2 order), as pinned by the fixtures."""
+    """Contract-mandated (contract §6 doc types, docs/reference/documents.md order), as pinned by
+    the fixtures."""
     assert detect_doc_type(path, text) == expected
 
 
@@ -71,12 +72,13 @@ def test_fixture_documents_get_their_intended_doc_type(path: str, text: str, exp
     ],
 )
 def test_frontmatter_type_aliases(value: str, expected: str | None) -> None:
-    """Contract-mandated (UR §7.1 aliases); path words as aliases are an implementation choice."""
+    """Contract-mandated (docs/reference/documents.md aliases); path words as aliases are an
+    implementation choice."""
     assert normalize_type(value) == expected
 
 
 def test_frontmatter_beats_path_and_heading() -> None:
-    """Contract-mandated (UR §7.2 order: frontmatter first)."""
+    """Contract-mandated (docs/reference/documents.md order: frontmatter first)."""
     text = "---\ntype: plan\n---\n# ADR: something\n"
     assert detect_doc_type("docs/adr/0001.md", text) == "plan"
 
@@ -92,7 +94,7 @@ def test_unrecognized_frontmatter_type_falls_through_to_path() -> None:
 
 
 def test_path_beats_heading() -> None:
-    """Contract-mandated (UR §7.2 order: path segments before headings)."""
+    """Contract-mandated (docs/reference/documents.md order: path segments before headings)."""
     assert detect_doc_type("docs/spec/x.md", "# Glossary of terms\n") == "spec"
 
 
@@ -120,7 +122,8 @@ def test_path_beats_heading() -> None:
     ],
 )
 def test_path_segments_match_whole_segments_only(path: str, expected: str) -> None:
-    """Contract-mandated (UR §7.2 path segments); deepest-first and stem last are choices."""
+    """Contract-mandated (docs/reference/documents.md path segments); deepest-first and stem last
+    are choices."""
     assert detect_doc_type(path, "no heading here\n") == expected
 
 
@@ -159,7 +162,8 @@ def test_path_segments_match_whole_segments_only(path: str, expected: str) -> No
     ],
 )
 def test_first_heading_keywords_are_whole_words(heading: str, expected: str) -> None:
-    """Contract-mandated (UR §7.2 heading keywords; design §5: never substring matches)."""
+    """Contract-mandated (docs/reference/documents.md heading keywords; never substring
+    matches)."""
     assert detect_doc_type("notes/x.md", f"{heading}\n\nBody text.\n") == expected
 
 
@@ -170,7 +174,7 @@ def test_leftmost_heading_keyword_wins() -> None:
 
 
 def test_only_the_first_heading_counts_and_fenced_headings_are_not_headings() -> None:
-    """Contract-mandated (UR §7.2: first heading); fences per design §5."""
+    """Contract-mandated (docs/reference/documents.md: first heading); fences as in the chunker."""
     fenced = "```\n# ADR: not a heading\n```\n\n# Onboarding\n\n## Plan\n"
     assert detect_doc_type("x.md", fenced) == "unknown"
 
@@ -183,7 +187,7 @@ def test_untyped_document_is_unknown() -> None:
 
 
 def test_parse_frontmatter_returns_fields_and_body() -> None:
-    """Contract-mandated (UR §7.2 YAML-ish frontmatter)."""
+    """Contract-mandated (docs/reference/documents.md YAML-ish frontmatter)."""
     text = "---\ntype: adr\ntitle: 'Use zvec'  \nstatus: accepted # for now\n---\n# Title\n"
     fields, body = parse_frontmatter(text)
     assert fields == {"type": "adr", "title": "Use zvec", "status": "accepted"}

@@ -95,7 +95,8 @@ def test_every_ingest_phase_is_covered_by_the_kill_test() -> None:
 def test_ingest_killed_at_any_phase_keeps_the_previous_snapshot_and_a_rerun_completes(
     tmp_path: Path, phase: str
 ) -> None:
-    """Contract §6 / design §2.3: kill -9 at any phase → old snapshot answers; rerun recovers."""
+    """Contract-mandated (§6; docs/faults.md): kill -9 at any phase → old snapshot answers; rerun
+    recovers."""
     repo, base, before = _indexed_then_changed(tmp_path)
     head = repo.head()
 
@@ -190,7 +191,8 @@ def test_a_second_concurrent_ingest_gets_store_write_busy_and_the_store_survives
 def test_a_query_during_a_paused_insert_answers_from_the_previous_generation(
     tmp_path: Path,
 ) -> None:
-    """Contract §6 / design §2.5: readers use the published copy; a writer never blocks them."""
+    """Contract-mandated (§6; docs/store.md, "Reading"): readers use the published copy; a writer
+    never blocks them."""
     repo, base, before = _indexed_then_changed(tmp_path)
     release = tmp_path / "release"
     writer = repo.popen(

@@ -1,4 +1,4 @@
-"""A large ingest embeds in a helper process while it writes the keyword index (issue 16).
+"""A large ingest embeds in a helper process while it writes the keyword index.
 
 Real repositories with 2,400 new chunks (above ``ragit.embed.parallel.MIN_TEXTS``), real
 ``ragit`` processes, the real helper process, real zvec stores.
@@ -130,8 +130,8 @@ def test_a_large_ingest_embeds_beside_its_keyword_index_and_stores_the_same(
 def test_a_large_ingest_killed_while_its_helper_embeds_leaves_no_helper_and_recovers(
     tmp_path: Path,
 ) -> None:
-    """Issue 16: SIGKILL of the ingest while the helper works ends the helper too (its pipes
-    close), and the next ingest recovers the journal (postings written ahead of the rows are
+    """Implementation choice: SIGKILL of the ingest while the helper works ends the helper too (its
+    pipes close), and the next ingest recovers the journal (postings written ahead of the rows are
     rolled back) and indexes the commit."""
     repo = _large_repo(tmp_path / "repo")
     env = {**os.environ, "RAGIT_COMPACT_BACKGROUND": "0", "XDG_CACHE_HOME": str(tmp_path / "c")}
@@ -174,8 +174,8 @@ def test_a_large_ingest_killed_while_its_helper_embeds_leaves_no_helper_and_reco
 
 
 def test_a_large_ingest_killed_after_its_postings_before_its_rows_recovers(tmp_path: Path) -> None:
-    """Issue 16: the postings go in before the vectors exist (StoreWriter.index_terms); a kill
-    at the first row batch leaves them to the journal's rollback, and the next ingest stores
+    """Implementation choice: the postings go in before the vectors exist (StoreWriter.index_terms);
+    a kill at the first row batch leaves them to the journal's rollback, and the next ingest stores
     the chunks and their postings once."""
     repo = _large_repo(tmp_path / "repo")
     cache = {"XDG_CACHE_HOME": str(tmp_path / "c")}

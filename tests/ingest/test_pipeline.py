@@ -449,7 +449,8 @@ def test_five_megabyte_markdown_ingests_under_the_limit_and_is_skipped_over_it(
 def test_secrets_blocked_docs_are_skipped_and_quarantined_docs_are_stored_masked(
     tmp_path: Path,
 ) -> None:
-    """Contract §6/§7, UR §11: blocked docs never stored; quarantined ones masked; nothing leaks."""
+    """Contract §6/§7, docs/reference/security.md: blocked docs never stored; quarantined ones
+    masked; nothing leaks."""
     from ragit.store.reader import StoreReader
 
     repo = make_repo(tmp_path, "secrets")

@@ -86,7 +86,7 @@ def test_valid_repo_paths_are_normalized(value: str, expected: str) -> None:
     ],
 )
 def test_invalid_globs_are_input_invalid(value: str, reason_part: str) -> None:
-    """Contract-mandated (contract §4; UR §12.2: invalid/unsafe globs rejected)."""
+    """Contract-mandated (contract §4; docs/contract.md §6: invalid/unsafe globs rejected)."""
     with pytest.raises(InputInvalid) as caught:
         validate_repo_glob(value, "files")
     assert caught.value.details["field"] == "files"
@@ -124,7 +124,8 @@ def test_valid_globs_are_normalized(value: str, expected: str) -> None:
     ],
 )
 def test_split_globs_splits_on_commas_outside_braces(value: str, expected: list[str]) -> None:
-    """Contract-mandated (UR §12.2: comma-separated --files); brace awareness is a choice."""
+    """Contract-mandated (docs/contract.md §6: comma-separated --files); brace awareness is a
+    choice."""
     assert split_globs(value) == expected
 
 
@@ -180,7 +181,7 @@ def test_glob_semantics(glob: str, path: str, expected: bool) -> None:
 
 
 def test_default_surface_is_root_readme_and_docs() -> None:
-    """Contract-mandated (contract §6: doc_globs ∩ include − exclude, UR §6 defaults)."""
+    """Contract-mandated (contract §6: doc_globs ∩ include − exclude, docs/config.md defaults)."""
     matcher = SurfaceMatcher(DEFAULT_DOC_GLOBS, DEFAULT_INCLUDE, DEFAULT_EXCLUDE)
     on = ["README.md", "docs/adr/0001.md", "docs/guide/x.mdx", "docs/memory/plans/q1.md"]
     off = [

@@ -1,4 +1,4 @@
-"""Latency of ragit-mcp over stdio (design.md §4: warm ragit_query ≤ 30 ms median at N=1000).
+"""Latency of ragit-mcp over stdio (docs/benchmarks.md: warm ragit_query ≤ 30 ms median at N=1000).
 
 Not a test (timed assertions are banned): run it by hand against an ingested repository::
 

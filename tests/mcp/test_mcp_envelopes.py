@@ -1,4 +1,4 @@
-"""Envelope goldens (contract §11, style.md §14).
+"""Envelope goldens (contract §11).
 
 Failure envelopes are pinned exactly, with the repository path, version, commit SHAs and
 message text (not part of the contract) replaced by tokens. Success envelopes are pinned

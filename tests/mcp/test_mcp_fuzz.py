@@ -131,7 +131,7 @@ def test_any_json_in_any_field_is_a_result_or_mcp_invalid_input(
 def test_unknown_tool_names_never_crash_the_server(
     shared_server: McpServer, name: str, args: dict[str, Any]
 ) -> None:
-    """UR §13.2: any other tool name is MCP_INVALID_INPUT on field name."""
+    """docs/mcp.md: any other tool name is MCP_INVALID_INPUT on field name."""
     call = shared_server.call(name, args)
     if name in SCHEMAS:
         assert call.code != "MCP_INTERNAL_ERROR"

@@ -1,4 +1,4 @@
-"""Read-only by construction: nothing ragit-mcp imports can write repository state (UR §13.4).
+"""Read-only by construction: nothing ragit-mcp imports can write repository state (docs/mcp.md).
 
 A fresh interpreter imports ``ragit.mcp.server``, builds the SDK server and runs every tool
 through the same :class:`~ragit.mcp.service.ToolService` the server uses (successes and
@@ -79,7 +79,7 @@ def _forbidden(modules: list[str]) -> list[str]:
 def test_the_server_and_every_tool_path_import_no_writer_module(
     indexed_repo: tuple[Path, dict[str, str]],
 ) -> None:
-    """UR §13.4: `src/mcp` may not import mutating modules, directly or lazily."""
+    """docs/mcp.md: `src/mcp` may not import mutating modules, directly or lazily."""
     root, env = indexed_repo
     before = tree_state(root)
     proc = subprocess.run(

@@ -122,7 +122,7 @@ def test_bad_arguments_are_mcp_invalid_input_naming_the_field(
 
 @pytest.mark.parametrize("name", ["ragit_ingest", "RAGIT_STATUS", "ragit_status ", "status"])
 def test_unknown_tool_names_are_mcp_invalid_input(shared_server: McpServer, name: str) -> None:
-    """UR §13.2: an unknown tool name is MCP_INVALID_INPUT (field name), not a protocol error."""
+    """docs/mcp.md: an unknown tool name is MCP_INVALID_INPUT (field name), not a protocol error."""
     call = shared_server.call(name, {})
     _assert_invalid(call.envelope, name, "name")
 

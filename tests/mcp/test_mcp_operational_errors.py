@@ -60,7 +60,7 @@ def test_unindexed_head_is_snapshot_not_indexed(
 def test_uninitialized_repository_recovers_with_init(
     tmp_path: Path, env: dict[str, str], start_server: StartServer
 ) -> None:
-    """Issue 14 item 5: before `ragit init`, the recovery is `ragit init --yes`, not an
+    """Implementation choice: before `ragit init`, the recovery is `ragit init --yes`, not an
     ingest (which would fail with NOT_INITIALIZED), in the error and in ragit_status."""
     root = make_repo(tmp_path, env, init=False, ingest=False)
     server = start_server(root, env)

@@ -48,7 +48,7 @@ def _cache_miss(server: McpServer, tool: str, provider: str, model: str) -> None
 def test_openai_cache_miss_fails_before_any_request_and_a_cli_query_fills_it(
     tmp_path: Path, env: dict[str, str], start_server: StartServer, openai_server: EmbeddingServer
 ) -> None:
-    """Contract §10 / UR §13.5: OpenAI misses fail before egress; cached questions work."""
+    """Contract §10 / docs/mcp.md: OpenAI misses fail before egress; cached questions work."""
     env = {**env, "OPENAI_API_KEY": "sk-test-not-a-real-key"}
     root = make_repo(
         tmp_path,

@@ -103,7 +103,7 @@ def test_runtime_guard_failure_is_one_line_and_exit_three(
 def test_server_identifies_as_ragit_with_the_tools_capability_only(
     tmp_path: Path, env: dict[str, str], start_server: StartServer
 ) -> None:
-    """Contract §11 / UR §13.1: server name ragit, version = package version, tools only."""
+    """Contract §11 / docs/mcp.md: server name ragit, version = package version, tools only."""
     root = make_repo(tmp_path, env, init=False, ingest=False)
     server = start_server(root, env)
     init = server.initialize_result
@@ -130,7 +130,7 @@ def test_without_cwd_the_start_directory_is_resolved_to_the_git_root(
 def test_cwd_equals_form_binds_the_repository(
     tmp_path: Path, env: dict[str, str], start_server: StartServer
 ) -> None:
-    """UR §13.1: `--cwd=<path>` is accepted; any directory inside the worktree is normalized."""
+    """docs/mcp.md: `--cwd=<path>` is accepted; any directory inside the worktree is normalized."""
     root = make_repo(tmp_path, env, init=False, ingest=False)
     server = start_server(root, env, args=[f"--cwd={root / 'docs'}"], cwd=tmp_path)
     assert server.call("ragit_status", {}).envelope["cwd"] == str(root.resolve())

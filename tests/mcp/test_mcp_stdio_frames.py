@@ -67,7 +67,7 @@ def _by_id(messages: list[Any]) -> dict[Any, list[Any]]:
 def test_lone_surrogate_in_a_tool_argument_is_an_invalid_input_result(
     indexed_repo: tuple[Path, dict[str, str]],
 ) -> None:
-    """Issue 14 item 1: the SDK reader drops the line; ragit answers MCP_INVALID_INPUT."""
+    """Implementation choice: the SDK reader drops the line; ragit answers MCP_INVALID_INPUT."""
     root, env = indexed_repo
     before = tree_state(root)
     out, stderr, code = _exchange(
@@ -123,7 +123,7 @@ def test_lone_surrogate_in_a_tool_argument_is_an_invalid_input_result(
 def test_a_malformed_frame_gets_one_json_rpc_error(
     indexed_repo: tuple[Path, dict[str, str]], line: str, request_id: Any, code: int
 ) -> None:
-    """Issue 14 item 1: never silence: one error answer, and the server keeps serving."""
+    """Implementation choice: never silence: one error answer, and the server keeps serving."""
     root, env = indexed_repo
     out, stderr, exit_code = _exchange(root, env, [INITIALIZE, INITIALIZED, line, STATUS_CALL(9)])
     answers = _by_id(out)
@@ -139,7 +139,8 @@ def test_a_malformed_frame_gets_one_json_rpc_error(
 def test_end_of_input_answers_every_request_already_received(
     indexed_repo: tuple[Path, dict[str, str]],
 ) -> None:
-    """Issue 14 item 2: `printf '<init><call><call><call>' | ragit-mcp` prints all four replies."""
+    """Implementation choice: `printf '<init><call><call><call>' | ragit-mcp` prints all four
+    replies."""
     root, env = indexed_repo
     query = (
         '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"ragit_query",'
@@ -173,7 +174,7 @@ def _start(root: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
 def test_sigint_exits_promptly_with_130_and_whole_frames(
     indexed_repo: tuple[Path, dict[str, str]], busy: bool
 ) -> None:
-    """Issue 14 item 2: SIGINT with stdin still open ends the process (130) within seconds."""
+    """Implementation choice: SIGINT with stdin still open ends the process (130) within seconds."""
     root, env = indexed_repo
     proc = _start(root, env)
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None

@@ -49,7 +49,7 @@ def test_the_server_lists_the_definitions_of_ragit_mcp_tools(
 
 
 def test_input_schemas_are_strict_and_valid_json_schema(listed: list[dict[str, Any]]) -> None:
-    """Contract §11 / UR §13.2: strict object schemas with the seed's bounds and enums."""
+    """Contract §11 / docs/mcp.md: strict object schemas with the seed's bounds and enums."""
     by_name = {t["name"]: t for t in listed}
     for tool in listed:
         schema = tool["inputSchema"]
@@ -136,7 +136,7 @@ def _descriptions(value: Any) -> list[str]:
 
 
 def test_tool_descriptions_cost_half_what_they_did(listed: list[dict[str, Any]]) -> None:
-    """Issue 14 item 6: every agent carries these in its context. Measured as characters/4:
+    """Implementation choice: every agent carries these in its context. Measured as characters/4:
     the description strings of tools/list were 5,384 characters (~1,346 tokens) and what
     a client puts in the agent's context (name, description, inputSchema) 6,983 (~1,745)."""
     described = sum(len(t) for t in _descriptions(listed))

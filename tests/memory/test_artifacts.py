@@ -81,7 +81,8 @@ def _kinds(data: dict[str, Any]) -> list[str]:
 
 
 def test_materialize_extracts_candidate_artifacts_and_a_transcript(repo: Repo) -> None:
-    """Contract-mandated (UR §12.8): transcript, captured candidates, ids and data fields."""
+    """Contract-mandated (docs/reference/memory.md): transcript, captured candidates, ids and data
+    fields."""
     data = _materialize(repo)
     assert data["sessionId"].startswith("20260410T091000Z-")
     assert data["goalId"].startswith("goal_") and data["episodeId"] == "ep-7"

@@ -18,7 +18,7 @@ def _events(repo: Repo) -> list[dict[str, object]]:
 
 
 def test_every_mutation_appends_one_event_and_dry_runs_none(repo: Repo) -> None:
-    """Contract-mandated (UR §14.3): append-only ledger; dry-runs never append."""
+    """Contract-mandated (docs/reference/memory.md): append-only ledger; dry-runs never append."""
     assert repo.input("memory", "wrap", "--dry-run", payload=wrap_payload()).code == 0
     assert not (repo.root / ".ragit/log/events").exists()
     assert repo.input("memory", "wrap", payload=wrap_payload()).code == 0

@@ -54,7 +54,8 @@ def _run(repo: Repo, suite: str, *flags: str, **executor: Any) -> Any:
 
 
 def test_capture_stores_resources_and_synthesizes_a_suite(repo: Repo) -> None:
-    """Contract-mandated (UR §12.10): per-kind files, captured status, synthesized suite."""
+    """Contract-mandated (docs/reference/harness.md): per-kind files, captured status, synthesized
+    suite."""
     data = _capture(repo)
     assert len(data["artifactIds"]) == 6
     suite = data["suiteId"]
@@ -107,7 +108,7 @@ def test_bad_capture_payloads_are_input_invalid(
 
 
 def test_verify_checks_structure_without_executing(repo: Repo) -> None:
-    """Contract-mandated (UR §12.11): structural preflight only; writes nothing."""
+    """Contract-mandated (docs/reference/harness.md): structural preflight only; writes nothing."""
     suite = _capture(repo)["suiteId"]
     before = tree_state(repo.root)
     run = repo.ragit("harness", "verify", "--suite", suite, "--format", "json")
@@ -158,7 +159,8 @@ def test_unknown_or_unsafe_suite_refs_are_input_invalid(repo: Repo, ref: str) ->
 
 
 def test_run_evaluates_rules_and_records_the_run(repo: Repo) -> None:
-    """Contract-mandated (UR §12.12): command executor, deterministic rules, run record."""
+    """Contract-mandated (docs/reference/harness.md): command executor, deterministic rules, run
+    record."""
     captured = _capture(repo)
     run = _run(repo, captured["suiteId"], env={"HARNESS_TOKEN": "s3cr3t-env-value-123"})
     assert run.code == 0, run.output
@@ -249,7 +251,7 @@ def test_run_is_sequential_only(repo: Repo) -> None:
 
 
 def test_pack_lists_the_suite_resources(repo: Repo) -> None:
-    """Contract-mandated (UR §12.13): read-only packet of resources."""
+    """Contract-mandated (docs/reference/harness.md): read-only packet of resources."""
     captured = _capture(repo)
     before = tree_state(repo.root)
     run = repo.ragit("harness", "pack", captured["suiteId"])
@@ -263,7 +265,8 @@ def test_pack_lists_the_suite_resources(repo: Repo) -> None:
 
 
 def test_promote_writes_reviewed_harness_artifacts_only(repo: Repo) -> None:
-    """Contract-mandated (UR §12.14): reviewed only; docs/harness/...; ingested false."""
+    """Contract-mandated (docs/reference/harness.md): reviewed only; docs/harness/...; ingested
+    false."""
     captured = _capture(repo)
     by_title = {a["title"]: a["artifactId"] for a in captured["artifacts"]}
     review = {

@@ -62,7 +62,8 @@ def _commit_time(at: str) -> float:
 
 
 def test_keyword_score_is_the_share_of_question_terms() -> None:
-    """Contract-mandated (UR §10.1): keyword score = fraction of query tokens present."""
+    """Contract-mandated (docs/reference/retrieval.md): keyword score = fraction of query tokens
+    present."""
     terms = query_terms("How do refresh tokens rotate?")
     assert terms == ["refresh", "token", "rotate"]
     assert keyword_score(terms, "Tokens rotate daily") == pytest.approx(2 / 3)
@@ -145,7 +146,8 @@ def test_scopes_select_their_artifacts(repo: Repo) -> None:
 
 
 def test_promoted_artifacts_have_full_authority(repo: Repo) -> None:
-    """Contract-mandated (UR §10.1): durable tier or promoted status → authority 1.0."""
+    """Contract-mandated (docs/reference/retrieval.md): durable tier or promoted status → authority
+    1.0."""
     _artifact(repo, status="promoted", tier="durable")
     assert (
         artifact_hits(repo.ws, "rotate", "session", None, None, top_k=1)[0].authority_weight == 1.0
@@ -162,21 +164,6 @@ def test_artifacts_from_another_history_are_hidden(repo: Repo) -> None:
     at_later = artifact_hits(repo.ws, "rotate", "session", later, None, top_k=5)
     assert [h.text for h in at_base] == ["rotate captured at base"]
     assert len(at_later) == 2
-
-
-def test_hybrid_scoring_uses_a_given_embedder(repo: Repo) -> None:
-    """Contract-mandated: hybrid only when embeddings were computed; keyword otherwise."""
-
-    class Fixed:
-        calls = 0
-
-        def embed(self, texts: list[str]) -> list[list[float]]:
-            type(self).calls += 1
-            return [[1.0, 0.0] if "rotate" in t else [0.0, 1.0] for t in texts]
-
-    _artifact(repo)
-    (hit,) = artifact_hits(repo.ws, "rotate", "session", None, None, top_k=1, embedder=Fixed())
-    assert hit.mode == "hybrid" and hit.score_vector == 1.0 and Fixed.calls == 1
 
 
 def _durable_hit(score: float) -> Hit:
@@ -203,7 +190,8 @@ def _durable_hit(score: float) -> Hit:
 
 
 def test_merge_keeps_one_hit_per_identity_and_the_best_score(repo: Repo) -> None:
-    """Contract-mandated (UR §10.1): dedup by retrieval identity, best score wins, cut to topK."""
+    """Contract-mandated (docs/reference/retrieval.md): dedup by retrieval identity, best score
+    wins, cut to topK."""
     _artifact(repo)
     overlay = artifact_hits(repo.ws, "rotate", "session", None, None, top_k=5)
     weaker = [*overlay]
@@ -239,7 +227,8 @@ def test_pending_bindings_list_searchable_units_for_ingest(repo: Repo) -> None:
 
 
 def test_ingest_scope_all_binds_reviewed_artifacts_into_the_snapshot(repo: Repo) -> None:
-    """Contract-mandated (§9, UR §14.2): `ingest --scope all` projects bound artifacts."""
+    """Contract-mandated (§9, docs/reference/memory.md): `ingest --scope all` projects bound
+    artifacts."""
     from ragit.snapshot.manifest import load_manifest
 
     head = repo.head()

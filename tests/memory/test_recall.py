@@ -21,7 +21,8 @@ def _index(repo: Repo) -> str:
 
 
 def test_recall_without_snapshot_degrades_with_working_memory(repo: Repo) -> None:
-    """Contract-mandated (UR §4.2): no snapshot → unavailable, null sha, warning, exit 0."""
+    """Contract-mandated (docs/contract.md §5): no snapshot → unavailable, null sha, warning, exit
+    0."""
     assert repo.input("memory", "wrap", payload=wrap_payload()).code == 0
     run = repo.ragit("memory", "recall", "auth flow refresh", "--format", "json")
     assert run.code == 0, run.output
@@ -131,7 +132,7 @@ def test_recall_in_a_pipe_is_the_envelope_and_both_only_when_asked(repo: Repo) -
 
 
 def test_recall_views_project_hits_and_items(repo: Repo) -> None:
-    """Contract-mandated: --view minimal|default|full projects hits (UR §2.3)."""
+    """Contract-mandated: --view minimal|default|full projects hits (docs/contract.md §2)."""
     _index(repo)
     assert repo.input("memory", "wrap", payload=wrap_payload()).code == 0
     minimal = repo.ragit("memory", "recall", "postgres", "--view", "minimal", "--format", "json")

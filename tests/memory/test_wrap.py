@@ -10,7 +10,7 @@ from _memkit import SECRET, SECRET_PREFIX, Repo, make_repo, tree_state, wrap_pay
 
 
 def test_wrap_writes_session_working_state_and_open_loops(repo: Repo) -> None:
-    """Contract-mandated: UR §12.5 files and data fields."""
+    """Contract-mandated: docs/reference/memory.md files and data fields."""
     run = repo.input("memory", "wrap", payload=wrap_payload())
     assert run.code == 0, run.output
     data = run.data
@@ -129,7 +129,8 @@ def test_wrap_masks_secrets_on_disk_and_in_output(repo: Repo) -> None:
 
 
 def test_wrap_in_enforce_mode_blocks_a_private_key_with_the_sentinel(repo: Repo) -> None:
-    """Contract-mandated (UR §11.3): blocked text is replaced by the admission sentinel."""
+    """Contract-mandated (docs/reference/security.md): blocked text is replaced by the admission
+    sentinel."""
     pem = (
         "-----BEGIN RSA PRIVATE KEY-----\n"
         + "MIIEowIBAAKCAQEA7nX1cWq9tYk2Lz8pQ4rVb3mNc6Hd0sF5gJ1aK2eL3iM4oN5p\n" * 3

@@ -1,4 +1,4 @@
-"""`ragit init`'s scan and assessment (UR §12.1) on real repositories built in tmp_path:
+"""`ragit init`'s scan and assessment (docs/authority.md) on real repositories built in tmp_path:
 a pnpm monorepo, a single-package Python project, a docs-heavy repository; .gitignore is
 honoured and symlinks never lead the scan out of the repository."""
 

@@ -1,4 +1,4 @@
-"""Document contracts (UR §7.3): the checks, the insert-only refresh, create's skeletons.
+"""Document contracts (docs/authority.md): the checks, the insert-only refresh, create's skeletons.
 
 The central property: ``refresh`` never removes or reorders a byte — the old text is a
 subsequence of the new one — and a refreshed document meets its contract (unless its

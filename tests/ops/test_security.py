@@ -1,4 +1,4 @@
-"""`ragit security audit|purge` (UR §12.27, contract §12) on the secrets fixture.
+"""`ragit security audit|purge` (docs/reference/security.md, contract §12) on the secrets fixture.
 
 Raw secrets are planted by hand where an older RAGit could have left them: control-plane JSON
 and JSONL files holding fixture secrets, and a snapshot whose store chunks were written
@@ -123,7 +123,8 @@ def _by_surface(data: dict[str, Any], surface: str) -> list[dict[str, Any]]:
 def test_audit_reports_planted_control_plane_secrets_by_file_and_field_without_values(
     tmp_path: Path,
 ) -> None:
-    """UR §12.27: raw-looking control-plane secrets are warn findings; no output holds one."""
+    """docs/reference/security.md: raw-looking control-plane secrets are warn findings; no output
+    holds one."""
     repo = indexed_repo(tmp_path, "secrets")
     planted = _plant_control_plane(repo)
 
@@ -151,7 +152,8 @@ def test_audit_reports_planted_control_plane_secrets_by_file_and_field_without_v
 
 
 def test_audit_judges_head_documents_by_their_admission_verdict(tmp_path: Path) -> None:
-    """UR §12.27: a document admission would block is critical, a secret-like one warn."""
+    """docs/reference/security.md: a document admission would block is critical, a secret-like one
+    warn."""
     repo = indexed_repo(tmp_path, "secrets")
     expected = {
         path: {"block": "critical", "quarantine": "warn"}[verdict]
@@ -188,7 +190,8 @@ def test_audit_findings_are_deterministic_and_the_audit_writes_nothing(tmp_path:
 
 
 def test_audit_flags_a_remote_provider_under_the_local_only_policy(tmp_path: Path) -> None:
-    """UR §12.27: remote egress while remote_embedding_policy is local-only is critical."""
+    """docs/reference/security.md: remote egress while remote_embedding_policy is local-only is
+    critical."""
     repo = indexed_repo(tmp_path, "docs-basic")
     config = repo.ws.config_path
     text = config.read_text(encoding="utf-8")
@@ -215,7 +218,8 @@ def test_audit_flags_a_remote_provider_under_the_local_only_policy(tmp_path: Pat
 def test_purge_control_plane_re_masks_each_leaky_field_and_keeps_everything_else(
     tmp_path: Path,
 ) -> None:
-    """UR §12.27: control-plane purge re-sanitizes in place; the audit is clean afterwards."""
+    """docs/reference/security.md: control-plane purge re-sanitizes in place; the audit is clean
+    afterwards."""
     repo = indexed_repo(tmp_path, "secrets")
     planted = _plant_control_plane(repo)
     before = tree_state(repo.ws.ragit_dir)
@@ -252,7 +256,8 @@ def test_purge_control_plane_re_masks_each_leaky_field_and_keeps_everything_else
 
 
 def test_purge_dry_run_plans_every_target_and_writes_nothing(tmp_path: Path) -> None:
-    """UR §12.27 / contract §2: --dry-run writes nothing (bytes and mtimes) and lists planned[]."""
+    """docs/reference/security.md / contract §2: --dry-run writes nothing (bytes and mtimes) and
+    lists planned[]."""
     repo = indexed_repo(tmp_path, "secrets")
     planted = _plant_control_plane(repo)
     _plant_quarantine(repo)
@@ -274,7 +279,8 @@ def test_purge_dry_run_plans_every_target_and_writes_nothing(tmp_path: Path) -> 
 
 
 def test_purge_store_drops_raw_chunks_and_names_the_snapshot_to_reindex(tmp_path: Path) -> None:
-    """UR §12.27 (store) with this implementation's design: regenerate from git, keep every
+    """docs/reference/security.md (store) with this implementation's design: regenerate from git,
+    keep every
     snapshot that regenerates exactly, delete and report the ones that cannot."""
     repo = indexed_repo(tmp_path, "secrets")
     first, head = repo.spec["commits"]
@@ -340,7 +346,8 @@ def test_purge_store_of_a_clean_store_keeps_every_snapshot_answering_the_same(
 
 
 def test_purge_quarantine_deletes_only_the_quarantine_ledger(tmp_path: Path) -> None:
-    """UR §12.27: --target quarantine clears the quarantine ledger and nothing else."""
+    """docs/reference/security.md: --target quarantine clears the quarantine ledger and nothing
+    else."""
     repo = indexed_repo(tmp_path, "docs-basic")
     _plant_quarantine(repo)
     admission = ".ragit/security/admission/2026-01-01.jsonl"
@@ -357,7 +364,8 @@ def test_purge_quarantine_deletes_only_the_quarantine_ledger(tmp_path: Path) -> 
 def test_purge_cache_deletes_the_cache_dir_inside_ragit_and_only_the_layout_elsewhere(
     tmp_path: Path,
 ) -> None:
-    """UR §12.27: --target cache deletes the embedding cache; never a user directory."""
+    """docs/reference/security.md: --target cache deletes the embedding cache; never a user
+    directory."""
     repo = indexed_repo(tmp_path, "docs-basic")
     entry = ".ragit/cache/embeddings/v1/ns/entries/ab.json"
     repo.write(entry, "{}\n")

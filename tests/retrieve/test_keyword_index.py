@@ -1,4 +1,5 @@
-"""The store's keyword index (``ragit-terms.sqlite``) and per-snapshot BM25 (issue 13 §2)."""
+"""The store's keyword index (``ragit-terms.sqlite``) and per-snapshot BM25 (docs/store.md, "The
+keyword index")."""
 
 from __future__ import annotations
 
@@ -357,8 +358,8 @@ def _same_chunks(a: object, b: object) -> bool:
 def test_a_reader_copy_carries_its_chunk_table(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 16: a reader copy is made with its chunk table beside the index, and readers
-    load it instead of reading every chunk row from SQLite — the same table."""
+    """Implementation choice: a reader copy is made with its chunk table beside the index, and
+    readers load it instead of reading every chunk row from SQLite — the same table."""
     from ragit.store.terms import CHUNKS_NAME
 
     repo = indexed_repo(tmp_path, "docs-basic")
@@ -389,7 +390,7 @@ def test_a_reader_copy_carries_its_chunk_table(
 
 
 def test_a_chunk_table_that_does_not_match_its_index_is_not_used(tmp_path: Path) -> None:
-    """Issue 16: a chunk table stamped for another index (size, rules) is ignored."""
+    """Implementation choice: a chunk table stamped for another index (size, rules) is ignored."""
     import numpy as np
 
     from ragit.store.terms import CHUNKS_NAME
@@ -416,8 +417,8 @@ def test_a_chunk_table_that_does_not_match_its_index_is_not_used(tmp_path: Path)
 def test_a_copys_chunk_table_is_derived_from_the_previous_copys(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, told: str
 ) -> None:
-    """Issue 16: after a write that only inserted, the new copy's chunk table is the previous
-    copy's with the inserted rows read again (a chunk indexed before and live again, new
+    """Implementation choice: after a write that only inserted, the new copy's chunk table is the
+    previous copy's with the inserted rows read again (a chunk indexed before and live again, new
     ones) — equal to reading every row. Told too little (a revived id left out), the counts
     disagree and every row is read."""
     import shutil

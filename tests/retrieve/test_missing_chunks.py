@@ -43,7 +43,7 @@ def _head_chunks(repo: RagitRepo) -> list[list[str]]:
 def test_a_query_over_missing_chunks_is_snapshot_store_unavailable(
     tmp_path: Path, lost: str
 ) -> None:
-    """Issue 13 §1 / 14.8: never ``ok`` with fewer (or no) hits."""
+    """Contract-mandated (§7): never ``ok`` with fewer (or no) hits."""
     repo = indexed_repo(tmp_path, "docs-basic")
     assert repo.ragit("query", QUESTION, "--format", "json").data["hits"]
     docs = _head_chunks(repo)
@@ -61,7 +61,8 @@ def test_a_query_over_missing_chunks_is_snapshot_store_unavailable(
 def test_doctor_names_the_store_rebuild_for_missing_chunks_and_it_fixes_them(
     tmp_path: Path,
 ) -> None:
-    """Issue 13 §1: doctor's recovery for missing chunks is the command that fixes them."""
+    """Contract-mandated (§6): doctor's recovery for missing chunks is the command that fixes
+    them."""
     repo = indexed_repo(tmp_path, "docs-basic")
     before = repo.ragit("query", QUESTION, "--format", "json").data["hits"]
     _delete_from_reader_copy(repo, {cid for chunks in _head_chunks(repo) for cid in chunks})
@@ -80,7 +81,7 @@ def test_doctor_names_the_store_rebuild_for_missing_chunks_and_it_fixes_them(
 
 
 def test_with_head_unindexed_too_doctor_names_the_rebuild_first(tmp_path: Path) -> None:
-    """Issue 13 §1: an ingest cannot fix missing chunks (it fails on the broken store and
+    """Contract-mandated (§6): an ingest cannot fix missing chunks (it fails on the broken store and
     points back at doctor), so doctor's recovery is the rebuild even when HEAD is new."""
     repo = indexed_repo(tmp_path, "docs-basic")
     _delete_from_reader_copy(repo, {cid for chunks in _head_chunks(repo) for cid in chunks})

@@ -77,7 +77,8 @@ def _query(repo: Path, question: str, **kw: Any) -> dict[str, Any]:
 
 
 def test_citation_id_matches_the_bit_exact_definition() -> None:
-    """Contract-mandated (§7, UR §10.3): cite- + 24 hex of sha256(type NUL id NUL version)."""
+    """Contract-mandated (§7, docs/reference/retrieval.md): cite- + 24 hex of sha256(type NUL id
+    NUL version)."""
     assert (
         citation_id("document", "abc", "v1")
         == "cite-" + __import__("hashlib").sha256(b"document\x00abc\x00v1").hexdigest()[:24]
@@ -94,7 +95,7 @@ def test_query_finds_the_document_that_answers_the_question(basic: Path) -> None
 
 
 def test_same_query_gives_byte_identical_data(basic: Path) -> None:
-    """Contract-mandated (design §2.8): same input, same commit → identical JSON."""
+    """Contract-mandated (§2): same input, same commit → identical JSON."""
     first = json.dumps(_query(basic, "ledger balance snapshots", top_k=10), sort_keys=True)
     second = json.dumps(_query(basic, "ledger balance snapshots", top_k=10), sort_keys=True)
     assert first == second

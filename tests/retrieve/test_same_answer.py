@@ -1,5 +1,5 @@
-"""Same commit, same answer (issue 13 §2): a query's result is a function of the snapshot,
-the question, the configuration and the RAGit version — nothing else the store holds.
+"""Same commit, same answer (docs/store.md, "The keyword index"): a query's result is a function of
+the snapshot, the question, the configuration and the RAGit version — nothing else the store holds.
 
 Answers recorded at a snapshot S must stay byte-identical (hits, order, every score) after
 25 later commits are indexed, after an unrelated branch is indexed, after the store's

@@ -43,7 +43,7 @@ def _doc(text: str, path: str | None = "docs/notes/x.md") -> AdmissionDecision:
 
 @pytest.mark.parametrize(("path", "expected"), sorted(SPEC["expect"]["admission"].items()))
 def test_secrets_fixture_documents_get_their_intended_action(path: str, expected: str) -> None:
-    """Contract-mandated (UR §11.3 actions), as pinned by the secrets fixture."""
+    """Contract-mandated (docs/reference/security.md actions), as pinned by the secrets fixture."""
     assert _doc(FILES[path], path).action == expected
 
 
@@ -55,7 +55,7 @@ def test_no_planted_secret_survives_in_the_masked_text(secret: dict[str, str]) -
 
 
 def test_reason_codes_for_the_fixture_block_kinds() -> None:
-    """Contract-mandated (UR §11.3 reason codes)."""
+    """Contract-mandated (docs/reference/security.md reason codes)."""
     assert _doc(FILES["docs/runbooks/key-rotation.md"]).reason_codes == (
         "private_key_block",
         "secret_pattern",
@@ -75,7 +75,7 @@ def test_reason_codes_for_the_fixture_block_kinds() -> None:
 
 
 def test_clean_text_is_allowed_unchanged() -> None:
-    """Contract-mandated (UR §11.3: no finding → allow)."""
+    """Contract-mandated (docs/reference/security.md: no finding → allow)."""
     text = "# 운영 가이드\n\nThe token budget is 1200 words. 비밀번호 정책은 엄격합니다.\n"
     decision = _doc(text)
     assert decision.action == "allow"
@@ -85,7 +85,7 @@ def test_clean_text_is_allowed_unchanged() -> None:
 
 
 def test_one_secret_quarantines_and_masks() -> None:
-    """Contract-mandated (UR §11.3: a masked secret → quarantine)."""
+    """Contract-mandated (docs/reference/security.md: a masked secret → quarantine)."""
     decision = _doc("Use api_key: FAKEapiKey000000001 for staging.")
     assert decision.action == "quarantine"
     assert decision.reason_codes == ("secret_pattern",)
@@ -94,7 +94,7 @@ def test_one_secret_quarantines_and_masks() -> None:
 
 
 def test_three_secrets_block_as_a_multi_secret_payload() -> None:
-    """Contract-mandated (UR §11.3: ≥3 masked secrets → block)."""
+    """Contract-mandated (docs/reference/security.md: ≥3 masked secrets → block)."""
     text = (
         "a sk-FAKE00000000000000000000001 b ghp_FAKE0000000000000000000000000002 "
         "c AKIAFAKE000000000TST"
@@ -111,20 +111,22 @@ def test_header_line_with_a_placeholder_is_not_a_dump() -> None:
 
 
 def test_cookie_header_with_a_session_value_is_a_dump() -> None:
-    """Contract-mandated (UR §11.3 header_or_cookie_dump)."""
+    """Contract-mandated (docs/reference/security.md header_or_cookie_dump)."""
     decision = _doc("```\nSet-Cookie: sid=FAKEsession000001; HttpOnly\n```\n")
     assert decision.action == "block"
     assert "header_or_cookie_dump" in decision.reason_codes
 
 
 def test_a_list_of_harmless_settings_is_not_an_env_dump() -> None:
-    """Implementation choice: tightens UR §11.3 (which blocked any 3 UPPER=value lines)."""
+    """Implementation choice: tightens docs/reference/security.md (which blocked any 3 UPPER=value
+    lines)."""
     text = "```\nPORT=8080\nLOG_LEVEL=info\nRAGIT_DEBUG=1\nOPENAI_API_KEY=<your key>\n```\n"
     assert _doc(text).action == "allow"
 
 
 def test_three_env_lines_with_a_real_looking_secret_are_an_env_dump() -> None:
-    """Contract-mandated (UR §11.3 env_dump), with the documented secret-name condition."""
+    """Contract-mandated (docs/reference/security.md env_dump), with the documented secret-name
+    condition."""
     text = "export PORT=8080\nexport LOG_LEVEL=info\nexport DB_PASSWORD=FAKEpassw0rd01\n"
     decision = _doc(text)
     assert decision.action == "block"
@@ -179,7 +181,7 @@ def test_reason_codes_follow_the_canonical_order() -> None:
     ],
 )
 def test_high_risk_paths_are_flagged(path: str) -> None:
-    """Contract-mandated (UR §11.3 high-risk paths)."""
+    """Contract-mandated (docs/reference/security.md high-risk paths)."""
     assert is_high_risk_path(path)
 
 
@@ -206,14 +208,14 @@ def test_knowledge_about_vendors_and_secrets_is_not_a_high_risk_path(path: str) 
 
 
 def test_high_risk_path_blocks_clean_text() -> None:
-    """Contract-mandated (UR §11.3: high_risk_path → block)."""
+    """Contract-mandated (docs/reference/security.md: high_risk_path → block)."""
     decision = _doc("just notes", "config/secrets/notes.md")
     assert decision.action == "block"
     assert decision.reason_codes == ("high_risk_path",)
 
 
 def test_unknown_surface_is_a_programming_error() -> None:
-    """Implementation choice: surfaces are a closed list (UR §11.3)."""
+    """Implementation choice: surfaces are a closed list (docs/reference/security.md)."""
     with pytest.raises(ValueError, match="surface"):
         evaluate("x", source_ref="x", surface="ingest.doc")
 
@@ -236,7 +238,8 @@ def test_unknown_surface_is_a_programming_error() -> None:
 def test_required_handling_per_mode_and_selector(
     action_text: str, surface: str, mode: str, explicit: bool, expected: Handling
 ) -> None:
-    """Contract-mandated (UR §11.3 modes; contract §6 explicit selectors never bypass)."""
+    """Contract-mandated (docs/reference/security.md modes; contract §6 explicit selectors never
+    bypass)."""
     texts = {
         "clean": "nothing secret",
         "quarantine": "api_key: FAKEapiKey000000001",
@@ -259,12 +262,13 @@ def test_unknown_mode_is_invalid_input() -> None:
 
 
 def test_blocked_sentinel_is_the_documented_string() -> None:
-    """Contract-mandated (UR §11.3 sentinel)."""
+    """Contract-mandated (docs/reference/security.md sentinel)."""
     assert BLOCKED_SENTINEL == "[BLOCKED BY RAGIT ADMISSION CONTROL]"
 
 
 def test_summary_counts_everything_and_lists_findings_in_path_order() -> None:
-    """Contract-mandated shape (UR §11.3); listing only findings is an implementation choice."""
+    """Contract-mandated shape (docs/reference/security.md); listing only findings is an
+    implementation choice."""
     summary = AdmissionSummary(mode="enforce")
     for path in ("docs/z.md", "docs/runbooks/key-rotation.md", "docs/a.md"):
         text = FILES.get(path, "api_key: FAKEapiKey000000001" if path == "docs/z.md" else "ok")

@@ -310,7 +310,7 @@ NEGATIVES: list[str] = [
     [pytest.param(text, secret, label, id=name) for name, text, secret, label in POSITIVES],
 )
 def test_secret_formats_are_masked_with_their_label(text: str, secret: str, label: str) -> None:
-    """Contract-mandated (contract §7 pattern list, UR §11.1), extended by choice."""
+    """Contract-mandated (contract §7 pattern list, docs/masking.md), extended by choice."""
     result = mask_text(text)
     assert secret not in result.text
     assert MASK in result.text
@@ -453,7 +453,8 @@ def test_secret_value_heuristic(value: str, password: bool, expected: bool) -> N
 
 
 def test_mask_json_reports_masked_field_paths() -> None:
-    """Contract-mandated (UR §11.2: sources are field paths such as turns[0].content)."""
+    """Contract-mandated (docs/reference/security.md: sources are field paths such as
+    turns[0].content)."""
     payload = {
         "goal": "rotate sk-FAKE00000000000000000000001",
         "turns": [

@@ -50,7 +50,7 @@ def _repo(tmp_path: Path) -> Path:
 
 
 def test_a_scan_raced_by_rewrites_retries_or_fails_typed(tmp_path: Path) -> None:
-    """Issue 13 §3: "error reading file for hashing" never escapes as an untyped error."""
+    """Implementation choice: "error reading file for hashing" never escapes as an untyped error."""
     root = _repo(tmp_path)
     git = GitRepo(root)
     churn = subprocess.Popen([sys.executable, "-c", _CHURN, str(root), "6"])

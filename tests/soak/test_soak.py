@@ -18,8 +18,8 @@ SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "soak"
 
 @pytest.mark.slow
 def test_the_soak_holds_its_invariants_for_sixty_seconds(tmp_path: Path) -> None:
-    """Issue 13 §4: no empty answer, no untyped failure, no changed answer (the same question
-    at the same commit answers the same hits in the same order, issue 13 §2), doctor after at
+    """Implementation choice: no empty answer, no untyped failure, no changed answer (the same
+    question at the same commit answers the same hits in the same order), doctor after at
     most one repair, every committed token found at its commit, and the store still takes
     writes at the end (the ingest of the final HEAD succeeds)."""
     bindir = str(Path(sys.executable).parent)

@@ -52,8 +52,9 @@ def _indexed(tmp_path: Path) -> Path:
 
 
 def test_new_chunks_rank_by_their_words_before_any_merge(tmp_path: Path) -> None:
-    """Issue 13 §2: keyword statistics are the snapshot's own, so a new chunk in its own
-    segment ranks as it always will — the writer leaves merging to the background."""
+    """Implementation choice (docs/store.md, "The keyword index"): keyword statistics are the
+    snapshot's own, so a new chunk in its own segment ranks as it always will — the writer leaves
+    merging to the background."""
     repo = _indexed(tmp_path)
     ragit(repo, "ingest", env={"RAGIT_COMPACT_BACKGROUND": "0"})
     assert _segments(repo) == 2
@@ -107,7 +108,7 @@ def _wait_for(path: Path, text: str, proc: subprocess.Popen[str] | None = None) 
 
 
 def test_the_compactor_waits_for_a_busy_writer_and_merges(tmp_path: Path) -> None:
-    """Issue 13 §3: a merge makes progress under writes; it no longer gives up on
+    """Implementation choice: a merge makes progress under writes; it no longer gives up on
     STORE_WRITE_BUSY when a writer holds the lock as it starts."""
     repo = _indexed(tmp_path)
     quiet = {"RAGIT_COMPACT_INLINE_ROWS": "0", "RAGIT_COMPACT_BACKGROUND": "0"}
@@ -158,7 +159,8 @@ def test_the_compactor_waits_for_a_busy_writer_and_merges(tmp_path: Path) -> Non
 
 
 def test_only_one_compactor_runs_at_a_time(tmp_path: Path) -> None:
-    """Issue 13 §3: compactors started by a burst of writers coalesce into the running one."""
+    """Implementation choice: compactors started by a burst of writers coalesce into the running
+    one."""
     from ragit._lock import flocked
 
     repo = _indexed(tmp_path)
@@ -176,7 +178,7 @@ def test_only_one_compactor_runs_at_a_time(tmp_path: Path) -> None:
 
 
 def test_a_writer_merges_inline_when_the_background_merge_is_overdue(tmp_path: Path) -> None:
-    """Issue 13 §3: segments never pile up past the overdue mark, compactor or not."""
+    """Implementation choice: segments never pile up past the overdue mark, compactor or not."""
     repo = _indexed(tmp_path)
     env = {
         "RAGIT_COMPACT_INLINE_ROWS": "0",
@@ -213,8 +215,8 @@ def _paused_compactor(repo: Path, tmp_path: Path) -> tuple[subprocess.Popen[str]
 def test_an_ingest_waits_for_the_background_compactor_instead_of_failing_busy(
     tmp_path: Path,
 ) -> None:
-    """Issue 16: the compactor the previous ingest started may hold the writer lock (to copy
-    or swap the store) when the next ingest starts; that ingest waits for it and succeeds
+    """Implementation choice: the compactor the previous ingest started may hold the writer lock (to
+    copy or swap the store) when the next ingest starts; that ingest waits for it and succeeds
     (it failed with STORE_WRITE_BUSY)."""
     repo = _indexed(tmp_path)
     compactor, release, out = _paused_compactor(repo, tmp_path)
@@ -242,7 +244,8 @@ def test_an_ingest_waits_for_the_background_compactor_instead_of_failing_busy(
 
 
 def test_the_wait_for_the_compactor_is_bounded(tmp_path: Path) -> None:
-    """Issue 16: a compactor that keeps the lock past the bound still gives STORE_WRITE_BUSY."""
+    """Implementation choice: a compactor that keeps the lock past the bound still gives
+    STORE_WRITE_BUSY."""
     repo = _indexed(tmp_path)
     compactor, release, _out = _paused_compactor(repo, tmp_path)
     try:

@@ -1,4 +1,4 @@
-"""Reader copies share the collection files nothing changes in place, by hard link (issue 16).
+"""Reader copies share the collection files nothing changes in place, by hard link.
 
 A hard link shares the inode: a file changed in place would change every copy that links it,
 under its readers. These tests hold zvec and RocksDB to the rule the copy relies on

@@ -61,8 +61,9 @@ def _ids(prefix: str, n: int) -> list[str]:
 def test_kill_at_any_phase_keeps_old_generation_readable_and_next_writer_recovers(
     ws: Workspace, run_writer: Runner, point: str, committed: bool, published: bool, n: int
 ) -> None:
-    """Contract §6 / design §2.3: a crash at any phase leaves the old snapshot queryable and the
-    new one complete or recoverable; the next writer reclaims the lock and recovers."""
+    """Contract-mandated (§6; docs/faults.md): a crash at any phase leaves the old snapshot
+    queryable and the new one complete or recoverable; the next writer reclaims the lock and
+    recovers."""
     first = _ok(run_writer("ingest", SHA_A, "a", "50", str(SHARED)))
     assert first["generation"] == 1
 

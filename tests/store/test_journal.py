@@ -77,7 +77,7 @@ def published(ws: Workspace) -> Workspace:
 
 
 def test_begin_writes_a_prepared_journal_with_caller_fields(published: Workspace) -> None:
-    """UR §15: the journal records kind, phase, target, manifest path and chunk ids."""
+    """docs/store.md: the journal records kind, phase, target, manifest path and chunk ids."""
     ws = published
     with WriterLock.acquire(ws, command="ingest", head_sha=SHA) as lock:
         tx = Journal.begin(
@@ -117,7 +117,7 @@ def test_begin_writes_a_prepared_journal_with_caller_fields(published: Workspace
 def test_precommit_phases_without_manifest_are_precommit_incomplete(
     published: Workspace, phase: str
 ) -> None:
-    """UR §15: manifest absent and phase before manifest-committed → precommit-incomplete."""
+    """docs/store.md: manifest absent and phase before manifest-committed → precommit-incomplete."""
     _abandoned(published, phase)
     state = _only(published)
     assert state.classification == "precommit-incomplete"
@@ -131,7 +131,7 @@ def test_verified_phase_with_a_new_manifest_is_finalization_pending(published: W
 
 
 def test_new_manifest_before_verification_is_inconsistent(published: Workspace) -> None:
-    """UR §15: a manifest that does not match the journal's progress is inconsistent."""
+    """docs/store.md: a manifest that does not match the journal's progress is inconsistent."""
     _abandoned(published, "store-written", manifest=True)
     state = _only(published)
     assert state.classification == "inconsistent"
@@ -149,20 +149,20 @@ def test_preexisting_manifest_does_not_count_as_committed(published: Workspace) 
 def test_committed_phases_with_manifest_are_finalization_pending(
     published: Workspace, phase: str
 ) -> None:
-    """UR §15: manifest committed, finalization not done → finalization-pending."""
+    """docs/store.md: manifest committed, finalization not done → finalization-pending."""
     _abandoned(published, phase)
     assert _only(published).classification == "finalization-pending"
 
 
 def test_committed_phase_whose_manifest_vanished_is_inconsistent(published: Workspace) -> None:
-    """UR §15: a committed transaction whose manifest is missing is inconsistent."""
+    """docs/store.md: a committed transaction whose manifest is missing is inconsistent."""
     _abandoned(published, "manifest-committed")
     published.manifest_path(SHA).unlink()
     assert _only(published).classification == "inconsistent"
 
 
 def test_failed_transaction_records_the_error_and_status(published: Workspace) -> None:
-    """UR §15: failure before manifest-committed → failed-precommit (and vice versa)."""
+    """docs/store.md: failure before manifest-committed → failed-precommit (and vice versa)."""
     with WriterLock.acquire(published, command="ingest", head_sha=SHA) as lock:
         tx = Journal.begin(
             published,
@@ -190,7 +190,7 @@ def test_failed_transaction_records_the_error_and_status(published: Workspace) -
 def test_malformed_journals_are_invalid(
     ws: Workspace, name: str, content: str, reason: str
 ) -> None:
-    """UR §15: unreadable, malformed or unsafely named journals are classified invalid."""
+    """docs/store.md: unreadable, malformed or unsafely named journals are classified invalid."""
     ws.transactions_dir.mkdir(parents=True)
     (ws.transactions_dir / name).write_text(content, encoding="utf-8")
     state = _only(ws)
@@ -199,7 +199,7 @@ def test_malformed_journals_are_invalid(
 
 
 def test_unsafe_manifest_path_and_symlinks_are_invalid(published: Workspace) -> None:
-    """UR §15: an unsafe target never drives recovery; journals are regular files only."""
+    """docs/store.md: an unsafe target never drives recovery; journals are regular files only."""
     tx = _abandoned(published, "prepared")
     data = json.loads(tx.path.read_text(encoding="utf-8"))
     data["manifestPath"] = "../../etc/passwd"
@@ -265,7 +265,7 @@ def test_recover_raises_only_for_inconsistent_journals(published: Workspace) -> 
 
 
 def test_recover_flags_a_committed_transaction_whose_chunks_are_gone(published: Workspace) -> None:
-    """UR §15: a manifest citing chunks missing from the store is inconsistent."""
+    """docs/store.md: a manifest citing chunks missing from the store is inconsistent."""
     ws = published
     _abandoned(ws, "manifest-committed", new_ids=("n-1",))
     with WriterLock.acquire(ws, command="test", head_sha=None) as lock:

@@ -47,7 +47,7 @@ def _dead_pid() -> int:
 
 
 def test_acquire_writes_complete_owner_and_release_removes_it(ws: Workspace) -> None:
-    """Contract §6 / UR §15: the lock file carries the owner JSON; release deletes it."""
+    """Contract §6 / docs/store.md: the lock file carries the owner JSON; release deletes it."""
     with WriterLock.acquire(ws, command="ingest", head_sha="a" * 40) as lock:
         owner = json.loads(ws.lock_path.read_text(encoding="utf-8"))
         assert owner["token"] == lock.token
@@ -199,7 +199,7 @@ def test_unreadable_lock_is_stale_error(ws: Workspace, content: str) -> None:
 
 
 def test_release_only_removes_the_lock_of_the_owning_token(ws: Workspace) -> None:
-    """UR §15: a lock is released only by the owning token."""
+    """docs/store.md: a lock is released only by the owning token."""
     lock = WriterLock.acquire(ws, command="ingest", head_sha=None)
     _write_owner(ws, token="0" * 32)  # somebody else's lock now sits there
     lock.release()

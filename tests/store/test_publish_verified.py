@@ -15,7 +15,8 @@ from ragit.store.writer import StoreWriter
 
 
 def test_a_generation_that_lost_a_referenced_chunk_is_not_published(tmp_path: Path) -> None:
-    """Issue 13 §1: the publish is refused and readers stay on the previous generation."""
+    """Contract-mandated (§6): the publish is refused and readers stay on the previous
+    generation."""
     repo = indexed_repo(tmp_path, "docs-basic")
     assert (repo.ws.store_dir / REFERENCED_NAME).is_file()
     meta_file = repo.ws.store_dir / "meta.json"
@@ -36,8 +37,8 @@ def test_a_generation_that_lost_a_referenced_chunk_is_not_published(tmp_path: Pa
 
 
 def test_a_refused_publish_leads_doctor_and_repair_to_the_rebuild(tmp_path: Path) -> None:
-    """Issue 13 §1: after a write whose publish was refused, every ingest refuses too (the
-    canonical store lacks chunks); doctor must name the command that fixes it, not an ingest
+    """Contract-mandated (§6): after a write whose publish was refused, every ingest refuses too
+    (the canonical store lacks chunks); doctor must name the command that fixes it, not an ingest
     that fails and points back to doctor, and `repair --apply` must run it."""
     from ragit.ops.doctor import run_doctor
     from ragit.ops.repair import plan_repair
@@ -68,7 +69,7 @@ def test_a_refused_publish_leads_doctor_and_repair_to_the_rebuild(tmp_path: Path
 
 
 def test_repair_recovers_an_interrupted_ingest_on_a_store_that_lost_chunks(tmp_path: Path) -> None:
-    """Issue 13 §1 (soak): a killed ingest leaves a journal whose recovery republishes, and a
+    """Contract-mandated (§6): a killed ingest leaves a journal whose recovery republishes, and a
     store that lost chunks refuses every publish. `repair --apply` must not stop at the
     journal: the store rebuild after it regenerates the store and closes the journal."""
     repo = indexed_repo(tmp_path, "docs-basic")
@@ -95,8 +96,8 @@ def test_repair_recovers_an_interrupted_ingest_on_a_store_that_lost_chunks(tmp_p
 def test_an_insert_only_publish_checks_the_new_ids_not_every_id(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 16: a write that only inserted is verified by its own ids and the row counts;
-    the scan of every id of the copy (and of its keyword index) is not run."""
+    """Implementation choice: a write that only inserted is verified by its own ids and the row
+    counts; the scan of every id of the copy (and of its keyword index) is not run."""
     from tests.store._store_helpers import row
 
     from ragit.store._zvec import Collection
@@ -127,8 +128,8 @@ def test_an_insert_only_publish_checks_the_new_ids_not_every_id(
 
 
 def test_an_insert_only_publish_whose_counts_differ_scans_and_refuses(tmp_path: Path) -> None:
-    """Issue 16: a write said to have only inserted, that in fact lost a referenced chunk,
-    leaves a row count other than the one announced: the publish falls back to the full
+    """Implementation choice: a write said to have only inserted, that in fact lost a referenced
+    chunk, leaves a row count other than the one announced: the publish falls back to the full
     scan and refuses, as before."""
     from tests.store._store_helpers import row
 
@@ -155,8 +156,8 @@ def test_an_insert_only_publish_whose_counts_differ_scans_and_refuses(tmp_path: 
 
 
 def test_an_insert_only_publish_refuses_an_inserted_id_the_copy_lacks(tmp_path: Path) -> None:
-    """Issue 16: the counts agree but an id the write announced is not in the copy (in the
-    rows or in the keyword index): nothing is published."""
+    """Implementation choice: the counts agree but an id the write announced is not in the copy (in
+    the rows or in the keyword index): nothing is published."""
     from tests.store._store_helpers import row
 
     from ragit.store.publishing import Written

@@ -178,7 +178,8 @@ def test_each_writer_open_bumps_the_revision(ws: Workspace) -> None:
 
 
 def test_other_embedding_profile_needs_migration_once_rows_exist(ws: Workspace) -> None:
-    """UR §8: a store whose embedding contract differs from the configured one is not reused."""
+    """docs/reference/documents.md: a store whose embedding contract differs from the configured
+    one is not reused."""
     write_and_publish(ws, rows("a", 2))
     other = {**PROFILE, "namespaceId": "other", "dimensions": 4}
     with (

@@ -1,7 +1,7 @@
 """zvec's own log: captured into a per-process file and summarised, never streamed.
 
 zvec's console logger writes to stdout (the envelope's and JSON-RPC's stream); a broken
-store once printed hundreds of thousands of its lines. Issue 13 §1.
+store once printed hundreds of thousands of its lines. (docs/store.md)
 """
 
 from __future__ import annotations

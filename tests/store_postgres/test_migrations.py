@@ -1,4 +1,4 @@
-"""Versioned schema migrations of the shared store (issue 21 §2)."""
+"""Versioned schema migrations of the shared store (docs/team.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Artifacts and the records every memory-like command shares (UR §14.2, §14.3).
+"""Artifacts and the records every memory-like command shares (docs/reference/memory.md).
 
 Below ``ingest``, ``retrieve``, ``memory`` and ``harness``, importing none of
 them (nor ``ops``, ``hooks``, ``cli`` or ``mcp``):

@@ -1,4 +1,5 @@
-"""Artifact records: the model, where they live, reading them, what is searchable (UR §14.2, §12.9).
+"""Artifact records: the model, where they live, reading them, what is searchable
+(docs/reference/memory.md).
 
 An artifact is a reviewable knowledge candidate:
 
@@ -16,7 +17,7 @@ path. This module only reads: writing a record (re-masked on every write) is
 never load a writer.
 
 Lifecycle: ``captured`` → ``reviewed`` → ``promoted``; side states ``superseded``,
-``retracted``, ``archived``. Allowed review transitions (UR §12.9, as the
+``retracted``, ``archived``. Allowed review transitions (docs/reference/memory.md, as the
 original implements them): captured → reviewed|retracted|archived; reviewed →
 superseded|retracted|archived; promoted → superseded|archived. Anything else is
 a warning, never a failure. ``promoted`` is reached only through a promote command.
@@ -81,7 +82,8 @@ class Provenance(_Record):
 
 
 class ArtifactRecord(_Record):
-    """The stored form of an artifact (UR §14.2 plus ``version`` and ``reviewHistory``)."""
+    """The stored form of an artifact (docs/reference/memory.md plus ``version`` and
+    ``reviewHistory``)."""
 
     version: int = 1
     artifact_id: str

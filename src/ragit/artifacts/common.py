@@ -47,7 +47,7 @@ def source_head(ws: Workspace, given: str | None, warnings: list[str]) -> str | 
 
 
 def require_masking(cfg: RagitConfig, ws: Workspace, *, dry_run: bool) -> None:
-    """Memory writes refuse to apply with ``security.secret_masking = false`` (UR §6).
+    """Memory writes refuse to apply with ``security.secret_masking = false`` (docs/config.md).
 
     Raises:
         ConfigInvalid: masking is off and this is not a dry-run.

@@ -1,4 +1,4 @@
-"""The operational event ledger and the data of `ragit timeline` (UR §12.17, §14.3).
+"""The operational event ledger and the data of `ragit timeline` (docs/reference/memory.md).
 
 ``.ragit/log/events/<YYYY-MM-DD>.jsonl`` (the UTC day of ``recordedAt``) holds one
 JSON event per line, appended under the memory lock with a single ``write``.
@@ -164,51 +164,20 @@ def append_events(ws: Workspace, events: Iterable[dict[str, Any]]) -> list[str]:
     return appended
 
 
-def record_event(ws: Workspace, event_type: str, **fields: Any) -> str | None:
-    """Build and append one event; returns its id, or None when it was already recorded.
-
-    For other packages (``ingest`` records ``ingest.completed``). ``fields`` are the
-    keyword arguments of :func:`make_event`.
-
-    Raises:
-        StoreWriteBusy: the memory lock stayed busy.
-    """
-    event = make_event(event_type, **fields)
-    appended = append_events(ws, [event])
-    return appended[0] if appended else None
-
-
 def read_events(ws: Workspace) -> tuple[list[dict[str, Any]], int]:
     """Every parseable event of the ledger (file order) and the number of skipped lines."""
     events: list[dict[str, Any]] = []
     skipped = 0
-    directory = events_dir(ws)
-    try:
-        files = sorted(p for p in directory.glob("*.jsonl") if p.is_file())
-    except OSError:
-        return events, 0
-    for path in files:
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
-        for line in text.splitlines():
-            if not line.strip():
-                continue
-            try:
-                value = _json.loads(line)
-            except json.JSONDecodeError:
-                skipped += 1
-                continue
-            if (
-                isinstance(value, dict)
-                and isinstance(value.get("eventId"), str)
-                and isinstance(value.get("eventType"), str)
-                and isinstance(value.get("recordedAt"), str)
-            ):
-                events.append(value)
-            else:
-                skipped += 1
+    for value in _json.jsonl_objects(events_dir(ws)):
+        if (
+            value is not None
+            and isinstance(value.get("eventId"), str)
+            and isinstance(value.get("eventType"), str)
+            and isinstance(value.get("recordedAt"), str)
+        ):
+            events.append(value)
+        else:
+            skipped += 1
     return events, skipped
 
 

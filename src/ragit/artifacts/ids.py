@@ -1,4 +1,4 @@
-"""Ids, instants and slugs of memory, artifacts, runs and events (UR §12.5, §12.8, §12.17).
+"""Ids, instants and slugs of memory, artifacts, runs and events (docs/reference/memory.md).
 
 Id formats:
 
@@ -27,6 +27,7 @@ import hashlib
 import re
 import unicodedata
 from datetime import datetime, timezone
+from typing import Literal, get_args
 
 from ragit.contract.errors import InputInvalid
 
@@ -38,7 +39,8 @@ RUN_ID = re.compile(r"run_[0-9a-f]{16}")
 EVENT_ID = re.compile(r"evt_[0-9a-f]{16}")
 
 SESSION_KINDS: tuple[str, ...] = ("feedback", "constraint", "failure", "insight", "openLoop")
-HARNESS_KINDS: tuple[str, ...] = (
+# The kinds of harness resources: the type of `harness capture`'s input and the runtime check.
+HarnessKind = Literal[
     "case",
     "oracle",
     "failure",
@@ -50,7 +52,8 @@ HARNESS_KINDS: tuple[str, ...] = (
     "trace",
     "envAssumption",
     "suite",
-)
+]
+HARNESS_KINDS: tuple[str, ...] = get_args(HarnessKind)
 
 _INSTANT = re.compile(
     r"(?P<date>[0-9]{4}-[0-9]{2}-[0-9]{2})[Tt ]"

@@ -15,11 +15,11 @@ appends (after the caller's writes, never in a dry-run):
 
 * ``.ragit/security/admission/<YYYY-MM-DD>.jsonl`` — every non-allowed decision
   ``{recordedAt, operation, surface, sourceRef, action, reasonCodes, maskedCount,
-  contentHash}`` (UR §11.3);
+  contentHash}`` (docs/reference/security.md);
 * ``.ragit/security/quarantine/<YYYY-MM-DD>.jsonl`` — every masked field when
   ``security.quarantine_on_redaction`` is on ``{recordedAt, surface, sourceRef,
   field, reasonCodes, maskedCount, contentHash, maskedPreview, operation}``
-  (UR §11.4; the preview is masked and at most 160 characters).
+  (docs/reference/security.md; the preview is masked and at most 160 characters).
 
 ``contentHash`` hashes the masked text: a ledger never holds anything from
 which a secret could be recovered.

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
-from ragit import __version__
+from ragit import __version__, _toml
 from ragit.contract.errors import RagitError
 from ragit.contract.inputs import escape_non_utf8, is_unicode_text
 from ragit.contract.terminal import colour_enabled, json_safe, printable
@@ -33,15 +33,7 @@ def configured_output_format(root: Path) -> str | None:
     report it.
     """
     try:
-        text = (root / ".ragit" / "config.toml").read_bytes().decode("utf-8")
-        if sys.version_info >= (3, 11):
-            import tomllib
-
-            data: dict[str, Any] = tomllib.loads(text)
-        else:  # Python 3.10 has no tomllib
-            import tomlkit
-
-            data = tomlkit.loads(text).unwrap()
+        data = _toml.loads((root / ".ragit" / "config.toml").read_bytes().decode("utf-8"))
     except Exception:
         return None
     output = data.get("output")

@@ -279,6 +279,13 @@ class SnapshotStoreUnavailable(NotReadyError):
             recovery="ragit doctor --format json",
         )
 
+    def naming(self, sha: str | None) -> SnapshotStoreUnavailable:
+        """This failure naming ``sha``, the snapshot the failed operation was for: itself when
+        it names one already or ``sha`` is None (the reason is masked already)."""
+        if sha is None or self.details.get("resolvedSha") is not None:
+            return self
+        return SnapshotStoreUnavailable(sha, str(self.details.get("reason")))
+
 
 # The distribution on PyPI is ``ragit-cli`` (``ragit`` is another project): every install
 # command RAGit prints names it.
@@ -632,5 +639,5 @@ def _leaves(cls: type[RagitError]) -> list[type[RagitError]]:
 
 
 def catalog() -> list[type[RagitError]]:
-    """Every concrete error class, in code order (used by describe and the docs)."""
+    """Every concrete error class, in code order (the recovery tests check each code)."""
     return sorted(_leaves(RagitError), key=lambda c: c.code)

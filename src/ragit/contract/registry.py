@@ -35,11 +35,6 @@ def by_path() -> dict[str, CommandSpec]:
     return {spec.path: spec for spec in COMMANDS}
 
 
-def command_paths() -> list[str]:
-    """Every describable leaf command path, sorted."""
-    return sorted(spec.path for spec in COMMANDS)
-
-
 def families() -> set[str]:
     """Group names that are not leaves themselves (e.g. ``config``)."""
     return {spec.words[0] for spec in COMMANDS if len(spec.words) > 1}

@@ -1,5 +1,5 @@
 """Command specs: the document authority family ``doc create|refresh|validate|reconcile``
-(UR §12.15; see :mod:`ragit.contract.registry`)."""
+(docs/authority.md; see :mod:`ragit.contract.registry`)."""
 
 from __future__ import annotations
 

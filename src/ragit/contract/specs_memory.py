@@ -1,4 +1,4 @@
-"""Command specs: agent memory (issue 7).
+"""Command specs: agent memory (docs/reference/memory.md).
 
 ``memory wrap``/``recall``/``promote``, ``session materialize``, ``artifact review``,
 ``harness`` and ``timeline`` (see :mod:`ragit.contract.registry`).

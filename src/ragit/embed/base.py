@@ -3,7 +3,7 @@
 A concrete provider implements :meth:`Embedder._embed_batch` for one batch that
 already respects its limits. :meth:`Embedder.embed` does the rest for every
 provider alike: it embeds each distinct text once, cuts the distinct texts into
-batches by item count and by UTF-8 bytes (UR §9.2), checks every answer (one
+batches by item count and by UTF-8 bytes (docs/embeddings.md), checks every answer (one
 vector per text, the profile's dimension, finite numbers) and restores the
 caller's order. A wrong answer is an :class:`EmbeddingProviderFailed` that is
 never retried and never quotes the input text; there is no zero-vector fallback.

@@ -1,4 +1,4 @@
-"""The embedding cache: ``<cache_dir>/v1/<namespaceId>/`` (contract §10, UR §9.3).
+"""The embedding cache: ``<cache_dir>/v1/<namespaceId>/`` (contract §10, docs/embeddings.md).
 
 Layout, one namespace per :class:`~ragit.embed.profile.EmbeddingProfile`::
 
@@ -346,7 +346,7 @@ class EmbeddingCache:
             return self._cache_dir_raw
 
     def summary(self, *, timeout_ms: int | None = None) -> dict[str, Any]:
-        """``status.embedding.cache`` (UR §9.3); never lists entries."""
+        """``status.embedding.cache`` (docs/embeddings.md); never lists entries."""
         spec = self.profile.spec
         return {
             "enabled": self.active and spec.cacheable,

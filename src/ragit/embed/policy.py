@@ -12,7 +12,7 @@
     ``EMBEDDING_PROVIDER_FAILED`` with reason ``dry_run_no_egress``. Planners
     should use :meth:`CachedEmbedder.plan`, which counts misses without embedding.
 ``mcp``
-    The seed's read-only policy (UR §13.5): cache ``readonly``; placeholder and
+    The seed's read-only policy (docs/mcp.md): cache ``readonly``; placeholder and
     loopback Ollama compute misses without caching; OpenAI and non-loopback
     Ollama raise ``MCP_REMOTE_EMBEDDING_CACHE_MISS`` before any request unless
     every requested vector is cached (a partly cached batch fails as a whole).
@@ -162,10 +162,6 @@ class CachedEmbedder:
         cache = self._cache_in_use()
         cached = len(cache.get_many(sorted(keys))) if cache is not None else 0
         return EmbedPlan(unique=len(keys), cached=cached, missing=len(keys) - cached)
-
-    def embed_one(self, text: str, *, purpose: Purpose = "query") -> Vector:
-        """The vector of one text (see :meth:`embed`)."""
-        return self.embed([text], purpose=purpose)[0]
 
     def embed(self, texts: Sequence[str], *, purpose: Purpose = "document") -> list[Vector]:
         """One vector per text, in order, from the cache or the provider.

@@ -1,4 +1,4 @@
-"""Embedding profiles and the provider registry (contract §10, UR §9.1, §9.3, §9.4).
+"""Embedding profiles and the provider registry (contract §10, docs/embeddings.md).
 
 A profile names one vector space: the provider, the model, the model's contract
 version, the dimension count and the endpoint root. Vectors from two different
@@ -262,7 +262,7 @@ class EmbeddingProfile:
 
     @property
     def namespace_id(self) -> str:
-        """First 16 hex of sha1(``1:provider:model:version:dimensions:baseUrl|none``) (UR §9.3)."""
+        """First 16 hex of sha1(``1:provider:model:version:dimensions:baseUrl|none``)."""
         key = (
             f"1:{self.provider}:{self.model}:{self.version}:{self.dimensions}:"
             f"{self.base_url or 'none'}"
@@ -275,7 +275,7 @@ class EmbeddingProfile:
 
     @property
     def egress(self) -> Egress:
-        """``remote`` when text sent to this provider may leave the machine (UR §9.4)."""
+        """``remote`` when text sent to this provider may leave the machine (docs/embeddings.md)."""
         rule = self.spec.egress
         if rule == "loopback-host":
             return "local" if is_loopback_url(self.base_url) else "remote"
@@ -344,7 +344,7 @@ def missing_credential(profile: EmbeddingProfile, env: Mapping[str, str]) -> str
 
 
 def normalize_base_url(raw: str, source: str | None = None) -> str:
-    """A provider root as UR §9.1 allows it: absolute http(s), no credentials, no query.
+    """A provider root as docs/config.md allows it: absolute http(s), no credentials, no query.
 
     Scheme and host are lower-cased and trailing slashes trimmed. The raw value is
     never echoed in the error (it may hold a password); ``source`` names the

@@ -1,4 +1,4 @@
-"""`harness capture`: store a suite of harness resources as artifacts (UR §12.10).
+"""`harness capture`: store a suite of harness resources as artifacts (docs/reference/harness.md).
 
 A harness is a suite of captured resources (cases, oracles, checkers, fixtures…)
 that `harness run` can execute. Resources are stored like every artifact

@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, StrictInt, StringConstraints
 
-from ragit.artifacts.ids import HARNESS_KINDS
+from ragit.artifacts.ids import HarnessKind
 from ragit.contract.models import InputModel
 from ragit.memory.models import (
     LIST_MAX,
@@ -23,21 +23,6 @@ from ragit.memory.models import (
     Title,
     UserId,
 )
-
-HarnessKind = Literal[
-    "case",
-    "oracle",
-    "failure",
-    "fixture",
-    "golden",
-    "checker",
-    "rubric",
-    "promptTemplate",
-    "trace",
-    "envAssumption",
-    "suite",
-]
-assert set(HarnessKind.__args__) == set(HARNESS_KINDS)  # type: ignore[attr-defined]
 
 
 class HarnessResource(InputModel):
@@ -62,7 +47,7 @@ class HarnessResource(InputModel):
 
 
 class HarnessCaptureInput(InputModel):
-    """The ``--input`` of `harness capture` (UR §12.10)."""
+    """The ``--input`` of `harness capture` (docs/reference/harness.md)."""
 
     goal: Goal
     episode_id: UserId | None = None
@@ -86,7 +71,7 @@ class ExecutorInput(InputModel):
 
 
 class HarnessRunInput(InputModel):
-    """The ``--input`` of `harness run` (UR §12.12); v1 runs cases one at a time."""
+    """The ``--input`` of `harness run` (docs/reference/harness.md); v1 runs cases one at a time."""
 
     suite_ref: Annotated[str, StringConstraints(min_length=1, max_length=1_024)]
     executor: ExecutorInput
@@ -95,6 +80,6 @@ class HarnessRunInput(InputModel):
 
 
 class HarnessPromoteInput(InputModel):
-    """The ``--input`` of `harness promote` (UR §12.14)."""
+    """The ``--input`` of `harness promote` (docs/reference/harness.md)."""
 
     artifact_refs: list[ArtifactRef] = Field(min_length=1, max_length=LIST_MAX)

@@ -1,4 +1,5 @@
-"""`harness pack`: a suite and its resources as one re-masked packet (reads only; UR §12.13)."""
+"""`harness pack`: a suite and its resources as one re-masked packet (reads only;
+docs/reference/harness.md)."""
 
 from __future__ import annotations
 

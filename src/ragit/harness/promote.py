@@ -1,4 +1,5 @@
-"""`harness promote`: reviewed harness artifacts become ``docs/harness/`` documents (UR §12.14).
+"""`harness promote`: reviewed harness artifacts become ``docs/harness/`` documents
+(docs/reference/harness.md).
 
 Suite and envAssumption → ``plans/`` type plan; checker, rubric, case, oracle
 and trace → ``specs/`` type spec; promptTemplate, fixture, golden and failure →

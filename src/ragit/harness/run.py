@@ -1,4 +1,4 @@
-"""`harness run`: execute a suite's cases with the ``command`` executor (UR §12.12).
+"""`harness run`: execute a suite's cases with the ``command`` executor (docs/reference/harness.md).
 
 v1 runs cases one at a time (``concurrency`` 1). For each active case of the
 suite (or the ``cases`` selected) the executor runs ``argv + input.args`` in

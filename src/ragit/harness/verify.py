@@ -1,4 +1,5 @@
-"""`harness verify`: the structural preflight of a suite, without executing anything (UR §12.11).
+"""`harness verify`: the structural preflight of a suite, without executing anything
+(docs/reference/harness.md).
 
 Checks: the suite is active and has resource references, they all load, none
 is superseded, retracted or archived, it has active cases, and each case has

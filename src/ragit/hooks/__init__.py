@@ -1,4 +1,4 @@
-"""Git hooks that keep HEAD's snapshot current (contract §12, style.md §10).
+"""Git hooks that keep HEAD's snapshot current (contract §12; docs/contract.md, hooks).
 
 ``post-commit``, ``post-merge``, ``post-rewrite`` and ``post-checkout`` (branch
 checkouts only) start an incremental ingest of the new HEAD from its nearest
@@ -66,9 +66,6 @@ if [ -f "$top/.ragit/config.toml" ] && [ ! -L "$top/.ragit" ] \\
 fi
 exit $status
 """
-
-# Hashes of earlier templates, so an upgrade recognizes its own older scripts.
-PRIOR_DIGESTS: frozenset[str] = frozenset({"c36aaf1734502be4"})
 
 
 def template_digest() -> str:

@@ -450,7 +450,7 @@ def _repository(ws: Workspace, cfg: RagitConfig, sha: str) -> str:
     try:
         return store_repository(ws, cfg)
     except SnapshotStoreUnavailable as exc:
-        raise _naming(exc, sha) from None
+        raise exc.naming(sha) from None
 
 
 def _finish_graph(ws: Workspace, cfg: RagitConfig, profile: dict[str, Any], sha: str) -> None:
@@ -473,17 +473,7 @@ def _finish_graph(ws: Workspace, cfg: RagitConfig, profile: dict[str, Any], sha:
         ) as writer:
             writer.build_index()
     except SnapshotStoreUnavailable as exc:
-        raise _naming(exc, sha) from None
-
-
-def _naming(exc: Any, sha: str) -> Any:
-    """``SNAPSHOT_STORE_UNAVAILABLE`` naming the commit being ingested (the message is masked
-    already)."""
-    from ragit.contract.errors import SnapshotStoreUnavailable
-
-    if exc.details.get("resolvedSha") is not None:
-        return exc
-    return SnapshotStoreUnavailable(sha, str(exc.details.get("reason")))
+        raise exc.naming(sha) from None
 
 
 def _apply_shared(
@@ -524,7 +514,7 @@ def _apply_shared(
             dimensions=int(profile["dimensions"]),
         )
     except SnapshotStoreUnavailable as exc:
-        raise _naming(exc, plan.target) from None
+        raise exc.naming(plan.target) from None
     with writer, WriterLock.acquire(ws, command="ingest", head_sha=plan.target) as lock:
         warnings = list(lock.warnings)
         rows = list(_new_rows(plan).values())
@@ -555,7 +545,7 @@ def _apply_shared(
             writer.publish(plan.target, manifest.to_json_bytes(), manifest.all_chunk_ids())
             progress("store: 2/2 steps: published")
         except SnapshotStoreUnavailable as exc:
-            raise _naming(exc, plan.target) from None
+            raise exc.naming(plan.target) from None
         write_manifest(ws, manifest)
         store_ms += int((time.monotonic() - t2) * 1000)
     return plan, embed_ms, store_ms, len(embedded_rows), warnings

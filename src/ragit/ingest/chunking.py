@@ -1,4 +1,4 @@
-"""Markdown → sections → chunks (UR §8, with the original's pitfalls fixed).
+"""Markdown → sections → chunks (docs/reference/documents.md, with the original's pitfalls fixed).
 
 Normalization (:func:`normalize_text`): every U+FEFF (BOM) is dropped, CRLF and CR
 become LF, trailing whitespace is trimmed from every line, and the text is put in

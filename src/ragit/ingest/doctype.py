@@ -1,4 +1,4 @@
-"""Document type detection and frontmatter parsing (UR §7.1–7.2).
+"""Document type detection and frontmatter parsing (docs/reference/documents.md).
 
 The type (``adr prd srs spec plan ddd glossary pbd``, else ``unknown``) is
 metadata for ranking and filtering, never a gate: every markdown document is
@@ -8,7 +8,7 @@ ingested (contract §6).
 
 1. the frontmatter ``type:`` value (key matched case-insensitively), lower-cased,
    with ``_`` and spaces read as ``-``, through :data:`TYPE_ALIASES`: the canonical
-   names, the aliases of UR §7.1 (``term``/``terms`` → glossary,
+   names, the other spellings of docs/reference/documents.md (``term``/``terms`` → glossary,
    ``specification`` → spec, ``pb`` and the ``phase-…binding…`` spellings → pbd) and
    the path words below (``decision`` → adr, ``roadmap`` → plan). An unrecognized
    value (``type: note``) falls through to the next rules instead of forcing
@@ -37,7 +37,7 @@ import re
 from ragit.ingest.frontmatter import parse_frontmatter
 
 DOC_TYPES: tuple[str, ...] = ("adr", "prd", "srs", "spec", "plan", "ddd", "glossary", "pbd")
-# The sections each type's contract requires (UR §7.3), in order: what `memory promote`
+# The sections each type's contract requires (docs/authority.md), in order: what `memory promote`
 # writes and what `doc validate` checks.
 DOC_SECTIONS: dict[str, tuple[str, ...]] = {
     "adr": ("Context", "Decision", "Consequences"),

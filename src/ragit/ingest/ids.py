@@ -1,4 +1,4 @@
-"""Content-addressed identifiers (design.md §2.2).
+"""Content-addressed identifiers (docs/contract.md §5).
 
 A chunk id derives from the chunker version, the chunk's heading path and its
 normalized text — never from the commit — so an unchanged section has the same

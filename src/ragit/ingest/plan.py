@@ -133,11 +133,8 @@ class _Indexed:
             try:
                 self._server_shas = set(self.server.indexed_shas())
             except SnapshotStoreUnavailable as exc:
-                raise self._naming(exc) from None
+                raise exc.naming(self.target) from None
         return sha in self._server_shas
-
-    def _naming(self, exc: SnapshotStoreUnavailable) -> SnapshotStoreUnavailable:
-        return SnapshotStoreUnavailable(self.target, str(exc.details.get("reason")))
 
     def exists(self, sha: str) -> bool:
         return manifest_exists(self.ws, sha) or self._on_server(sha)
@@ -158,7 +155,7 @@ class _Indexed:
         try:
             raw = self.server.manifest(sha)
         except SnapshotStoreUnavailable as exc:
-            raise self._naming(exc) from None
+            raise exc.naming(self.target) from None
         if raw is None:
             return None
         return parse_manifest(sha, raw, f"{self.server.name}:{sha}")

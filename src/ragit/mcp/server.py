@@ -142,9 +142,9 @@ def resolve_root(raw_cwd: str | None) -> Path:
 def refuse_cache_inside(root: Path) -> None:
     """Exit when the user cache (where reader copies of the store live) is inside ``root``.
 
-    zvec rewrites a collection's index file when it opens it, even read-only (design.md
-    §2.5), so reading a store copy kept inside the repository would change repository
-    files; no read-only service is possible with that layout.
+    zvec rewrites a collection's index file when it opens it, even read-only (docs/store.md,
+    "zvec 0.8.0 crash facts"), so reading a store copy kept inside the repository would change
+    repository files; no read-only service is possible with that layout.
     """
     from ragit.workspace import user_cache_dir
 

@@ -1,6 +1,6 @@
 """Agent memory: wrap, recall, promote, the working state, session materialize and artifact review.
 
-Two memory surfaces (seeds/README.md, UR §14.1), never to be confused:
+Two memory surfaces (docs/reference/memory.md), never to be confused:
 
 * ``.ragit/memory/**`` — the control plane: session wraps and the working state
   (``memory wrap`` writes it, ``memory recall`` reads it). Never ingested.

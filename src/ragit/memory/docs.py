@@ -2,7 +2,7 @@
 
 A promoted document has a frontmatter block (values JSON-quoted, which YAML
 reads as double-quoted strings), an H1 with the type's prefix, the summary, and
-every required section of its type (UR §7.3), filled from the candidate or with
+every required section of its type (docs/authority.md), filled from the candidate or with
 a ``TODO`` bullet so ``doc validate`` passes:
 
 ======== ========== ===========================================================

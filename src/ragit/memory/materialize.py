@@ -1,4 +1,5 @@
-"""`session materialize`: a redacted transcript and candidate session artifacts (UR §12.8).
+"""`session materialize`: a redacted transcript and candidate session artifacts
+(docs/reference/memory.md).
 
 Each turn (surface ``session.turn``) and tool trace (``session.toolTrace``) is
 masked and admission-checked, appended to ``.ragit/log/transcripts/<sessionId>.jsonl``

@@ -213,7 +213,7 @@ DecisionItem = Annotated[
 
 
 class WrapInput(InputModel):
-    """The ``--input`` of `memory wrap` (UR §12.5)."""
+    """The ``--input`` of `memory wrap` (docs/reference/memory.md)."""
 
     goal: Goal
     summary: RequiredText
@@ -260,7 +260,7 @@ class ToolTraceInput(InputModel):
 
 
 class SessionMaterializeInput(InputModel):
-    """The ``--input`` of `session materialize` (UR §12.8)."""
+    """The ``--input`` of `session materialize` (docs/reference/memory.md)."""
 
     goal: Goal
     episode: EpisodeInput | None = None
@@ -279,7 +279,7 @@ class ReviewUpdate(InputModel):
 
 
 class ArtifactReviewInput(InputModel):
-    """The ``--input`` of `artifact review` (UR §12.9)."""
+    """The ``--input`` of `artifact review` (docs/reference/memory.md)."""
 
     updates: list[ReviewUpdate] = Field(min_length=1, max_length=1_000)
 

@@ -1,4 +1,5 @@
-"""`memory promote`: crystallize stable knowledge into corpus documents (UR §12.7, contract §9).
+"""`memory promote`: crystallize stable knowledge into corpus documents (docs/reference/memory.md,
+contract §9).
 
 Each candidate becomes one markdown document under ``memory.corpus_dir``
 (default ``docs/memory``): ``decisions/`` (type ``adr``), ``glossary/``,

@@ -1,4 +1,5 @@
-"""`memory recall`: the resume packet for a goal (UR §12.6, §4.2; contract §9).
+"""`memory recall`: the resume packet for a goal (docs/reference/memory.md, docs/contract.md §5;
+contract §9).
 
 Starts from the working state and the latest wrap, then retrieves from the exact
 snapshot of HEAD (query text: the goal, plus the working goal when different;

@@ -1,4 +1,4 @@
-"""`artifact review`: move artifacts through their lifecycle (UR §12.9).
+"""`artifact review`: move artifacts through their lifecycle (docs/reference/memory.md).
 
 Each update ``{artifactId, nextStatus, reason?, supersedes?[]}`` is applied when
 the transition is allowed (:data:`ragit.artifacts.catalog.TRANSITIONS`). An

@@ -1,4 +1,4 @@
-"""`memory wrap`: record a session into working memory (UR §12.5, contract §9).
+"""`memory wrap`: record a session into working memory (docs/reference/memory.md, contract §9).
 
 The payload is masked and admission-checked (surface ``memory.wrap``) before
 anything is written. Under the memory lock the wrap then writes its session

@@ -1,4 +1,4 @@
-"""`ragit drift`: a read-only, structural trust evaluator at HEAD (UR §12.19).
+"""`ragit drift`: a read-only, structural trust evaluator at HEAD (docs/history.md).
 
 Items, each ``fresh``, ``suspect`` or ``stale`` with reason codes:
 

@@ -1,4 +1,4 @@
-"""`ragit log`: snapshot-centred history, newest first (UR §12.16).
+"""`ragit log`: snapshot-centred history, newest first (docs/history.md).
 
 For each commit of a first-parent range: whether it has a snapshot and, against the
 **nearest previous snapshot** (not the previous commit), which documents were added,

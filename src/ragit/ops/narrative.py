@@ -1,4 +1,4 @@
-"""`ragit narrative`: one self-contained HTML report, the Recovery View (UR §12.18).
+"""`ragit narrative`: one self-contained HTML report, the Recovery View (docs/history.md).
 
 The report is rendered from a versioned JSON model (``schemaVersion``) built from the
 `log` window, the `drift` evaluation at HEAD and the event ledger: **Recover now**

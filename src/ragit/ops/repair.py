@@ -18,7 +18,7 @@ apply:
   below is the server's;
 * ``ingest``, ``harness-verify``, ``artifact-review``, ``harness-run`` — from the
   items `ragit drift` finds not fresh (the same evaluation, with the same ``--scope``,
-  ``--path``, ``--goal``, ``--session`` and ``--max-count`` filters, UR §12.20):
+  ``--path``, ``--goal``, ``--session`` and ``--max-count`` filters, docs/history.md):
 
   - the baseline (HEAD has no snapshot) → ``ingest`` of HEAD from the nearest indexed
     ancestor (or a full one); the stale documents join it;
@@ -303,7 +303,7 @@ def _item_actions(
     requested: list[str],
     offset: int,
 ) -> list[dict[str, Any]]:
-    """Actions for the drift items that are not fresh, in UR §12.20's priority order."""
+    """Actions for the drift items that are not fresh, in docs/history.md's priority order."""
     from ragit.snapshot._git import GitRepo
 
     items = [i for i in drift["items"] if i["status"] != "fresh"]

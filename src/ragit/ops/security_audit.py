@@ -1,4 +1,4 @@
-"""`ragit security audit` (UR §11, §12.27).
+"""`ragit security audit` (docs/reference/security.md).
 
 Writes mask secrets before anything is persisted, so a raw secret on disk means
 an older RAGit (or a hand edit) wrote it. ``audit`` looks for such leftovers
@@ -368,21 +368,9 @@ def _provider_egress(cfg: RagitConfig) -> tuple[dict[str, Any], list[dict[str, s
 
 
 def _ledger_lines(directory: Path) -> Iterator[dict[str, Any]]:
-    if not directory.is_dir():
-        return
-    for path in sorted(directory.glob("*.jsonl")):
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
-        for line in text.splitlines():
-            if not line.strip():
-                continue
-            try:
-                value = _json.loads(line)
-            except ValueError:
-                value = {}
-            yield value if isinstance(value, dict) else {}
+    """Each line of the ledgers in ``directory``; a line that is no JSON object counts as ``{}``."""
+    for value in _json.jsonl_objects(directory):
+        yield value if value is not None else {}
 
 
 # ---------------------------------------------------------------- audit
@@ -418,7 +406,7 @@ def run_audit(ws: Workspace, cfg: RagitConfig) -> dict[str, Any]:
         "repoDocsFlagged": len(docs),
     }
     data = {"summary": summary, "providerEgress": egress, "findings": findings}
-    # Output re-masking is always on (UR §11.1): file names and field paths are data too.
+    # Output re-masking is always on (docs/masking.md): file names and field paths are data too.
     masked, _count, _sources = mask_json(data)
     assert isinstance(masked, dict)
     return masked

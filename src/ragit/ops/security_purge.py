@@ -1,4 +1,4 @@
-"""`ragit security purge` (UR §11, §12.27).
+"""`ragit security purge` (docs/reference/security.md).
 
 Removes the raw secrets ``ragit security audit`` (:mod:`ragit.ops.security_audit`)
 reports, with the current masking rules.

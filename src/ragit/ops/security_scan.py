@@ -1,4 +1,4 @@
-"""What `ragit security audit` and `ragit security purge` both read (UR §11, §12.27).
+"""What `ragit security audit` and `ragit security purge` both read (docs/reference/security.md).
 
 Writes mask secrets before anything is persisted, so a raw secret on disk means
 an older RAGit (or a hand edit) wrote it. Both commands look for such leftovers
@@ -24,7 +24,7 @@ from ragit.workspace import Workspace
 
 STATE_NAME = "state.json"
 
-# (directory under .ragit, file suffixes) of the control-plane files (UR §12.27).
+# (directory under .ragit, file suffixes) of the control-plane files (docs/reference/security.md).
 _CONTROL_PLANE = (
     ("log", (".jsonl", ".json")),
     ("artifacts", (".json",)),

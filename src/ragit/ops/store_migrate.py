@@ -1,4 +1,4 @@
-"""`ragit migrate store`: the shared store's schema migrations (issue 21).
+"""`ragit migrate store`: the shared store's schema migrations (docs/team.md).
 
 The database is the one the environment names (``RAGIT_DATABASE_URL`` or libpq's ``PG*``
 variables), never a configuration file; every message about it is masked. A dry run reads

@@ -1,4 +1,4 @@
-"""Artifact and evidence overlay hits for the non-durable scopes (UR §10.2–10.3).
+"""Artifact and evidence overlay hits for the non-durable scopes (docs/reference/retrieval.md).
 
 ``session``, ``harness`` and ``evidence`` (and ``all``) add reviewable knowledge
 that is not (yet) part of a snapshot: the bodies of reviewed or promoted session
@@ -13,11 +13,11 @@ Scoring follows contract §7 with the inputs available for an overlay:
   text (lower-cased words; a CJK term also matches inside a longer run, so
   Korean particles do not hide it; English stop words are ignored unless the
   question has nothing else);
-* ``scoreVector`` — only when an embedder is passed (cosine divided by the
-  maximum over the candidates, as for documents); then ``mode`` is ``hybrid``
-  with ``retrieval.alpha``, otherwise ``keyword`` (vector weight 0);
-* authority (UR §10.1): durable tier or promoted status 1.0, evidence 0.4,
-  reviewed harness or harness scope 0.9, session 0.8, otherwise 0.6;
+* ``scoreVector`` 0: artifact texts are never embedded, so ``mode`` is ``keyword``
+  (vector weight 0) and the caller warns with :data:`KEYWORD_ONLY_WARNING`;
+* authority (:data:`ragit.retrieve.engine.AUTHORITY_WEIGHTS`): durable tier or
+  promoted status 1.0, evidence 0.4, reviewed harness or harness scope 0.9,
+  session 0.8, otherwise 0.6;
 * recency ``max(0.2, 1 − min(ageDays/30, 0.8))`` with the age measured from the
   artifact's ``updatedAt`` to ``commit_time`` (the selected snapshot's commit
   time — never the wall clock); 1.0 when either is unknown.
@@ -29,12 +29,11 @@ artifact's provenance content hash; sourceSha its bound, source or capture commi
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from typing import Any
 
 from ragit.retrieve.citations import citation_id
-from ragit.retrieve.engine import W_AUTHORITY, W_RECENCY, W_RETRIEVAL, Hit
+from ragit.retrieve.engine import AUTHORITY_WEIGHTS, W_AUTHORITY, W_RECENCY, W_RETRIEVAL, Hit
 from ragit.text.english import QUESTION_STOP_WORDS, strip_plural
 from ragit.text.scripts import CJK_CHAR, WORD
 from ragit.text.tokens import word_count
@@ -58,7 +57,7 @@ def query_terms(question: str) -> list[str]:
 
 
 def keyword_score(terms: list[str], text: str) -> float:
-    """Share of ``terms`` present in ``text`` (UR §10.1 keyword score)."""
+    """Share of ``terms`` present in ``text`` (the keyword score of docs/reference/retrieval.md)."""
     if not terms:
         return 0.0
     lowered = text.lower()
@@ -71,16 +70,16 @@ def keyword_score(terms: list[str], text: str) -> float:
 
 
 def authority_weight(tier: str, status: str, authority: str, scope: str) -> float:
-    """Authority weight of an artifact hit (UR §10.1)."""
+    """Authority weight of an artifact hit (the first rule of ``AUTHORITY_WEIGHTS`` to apply)."""
     if tier == "durable" or status == "promoted":
-        return 1.0
+        return AUTHORITY_WEIGHTS["promoted_durable"]
     if scope == "evidence":
-        return 0.4
+        return AUTHORITY_WEIGHTS["evidence"]
     if authority == "reviewed_harness" or scope == "harness":
-        return 0.9
+        return AUTHORITY_WEIGHTS["reviewed_harness"]
     if scope == "session":
-        return 0.8
-    return 0.6
+        return AUTHORITY_WEIGHTS["session"]
+    return AUTHORITY_WEIGHTS["other"]
 
 
 def recency_weight(updated_at: str | None, commit_time: float | None) -> float:
@@ -92,15 +91,6 @@ def recency_weight(updated_at: str | None, commit_time: float | None) -> float:
         return 1.0
     age_days = max(0.0, commit_time - moment) / 86_400.0
     return max(0.2, 1.0 - min(age_days / 30.0, 0.8))
-
-
-def _cosine(a: list[float], b: list[float]) -> float:
-    dot = sum(x * y for x, y in zip(a, b, strict=False))
-    na = math.sqrt(sum(x * x for x in a))
-    nb = math.sqrt(sum(y * y for y in b))
-    if na == 0.0 or nb == 0.0:
-        return 0.0
-    return max(0.0, min(1.0, dot / (na * nb)))
 
 
 def _visible_at(ws: Workspace, snapshot_sha: str | None) -> Any:
@@ -130,18 +120,12 @@ def artifact_hits(
     commit_time: float | None,
     *,
     top_k: int,
-    embedder: Any = None,
 ) -> list[Hit]:
     """Overlay hits of ``scope`` for ``question``, best first, at most ``top_k``.
 
     ``snapshot_sha`` (None in a degraded recall) hides artifacts captured outside
     its history; ``commit_time`` (epoch seconds of that commit) anchors recency.
-    ``embedder`` (an :class:`ragit.embed.base.Embedder`) enables hybrid scoring;
-    pass one only when embedding artifact texts is allowed (a local provider) —
-    without it no embedding call is made.
-
-    Raises:
-        EmbeddingProviderFailed: only when an embedder is given and fails.
+    Keyword scoring only: no embedding call is made.
     """
     from ragit.artifacts.catalog import iter_artifacts, relative_path, searchable_units
 
@@ -161,31 +145,11 @@ def artifact_hits(
             units.append((record, unit, score))
     if not units:
         return []
-    vectors: dict[int, float] = {}
-    alpha = 0.0
-    if embedder is not None:
-        from ragit.config import load_config
-
-        configured = load_config(ws).retrieval.alpha
-        alpha = configured if configured is not None else 0.3
-        if alpha > 0:
-            embedded = embedder.embed([question, *(u["text"] for _r, u, _s in units)])
-            query_vec = embedded[0]
-            raw = [_cosine(query_vec, v) for v in embedded[1:]]
-            top = max(raw, default=0.0)
-            vectors = {i: (s / top if top > 0 else 0.0) for i, s in enumerate(raw)}
-    hybrid = embedder is not None and alpha > 0
-    if hybrid:
-        by_vector = sorted(range(len(units)), key=lambda i: -vectors.get(i, 0.0))[:top_k]
-        chosen = {i for i, (_r, _u, s) in enumerate(units) if s > 0} | set(by_vector)
-    else:
-        chosen = {i for i, (_r, _u, s) in enumerate(units) if s > 0}
     hits: list[Hit] = []
-    for i in sorted(chosen):
-        record, unit, keyword = units[i]
-        vector = vectors.get(i, 0.0) if hybrid else 0.0
-        a = alpha if hybrid else 0.0
-        retrieval = a * vector + (1.0 - a) * keyword
+    for record, unit, keyword in units:
+        if keyword <= 0:
+            continue
+        retrieval = keyword
         auth = authority_weight(record.tier, record.status, record.authority, unit["scope"])
         recency = recency_weight(record.updated_at or record.created_at, commit_time)
         version = record.provenance.content_hash or record.artifact_id
@@ -200,14 +164,14 @@ def artifact_hits(
                 heading_path=unit["sectionTitle"],
                 text=unit["text"],
                 token_count=word_count(unit["text"]),
-                score_vector=vector,
+                score_vector=0.0,
                 score_keyword=keyword,
                 retrieval=retrieval,
                 authority_weight=auth,
                 recency_weight=recency,
                 score_final=W_RETRIEVAL * retrieval + W_AUTHORITY * auth + W_RECENCY * recency,
-                mode="hybrid" if hybrid else "keyword",
-                alpha=a,
+                mode="keyword",
+                alpha=0.0,
                 scope=unit["scope"],
                 origin_type="artifact",
                 artifact_id=record.artifact_id,
@@ -230,7 +194,8 @@ def artifact_hits(
 
 
 def hit_identity(hit: Hit) -> tuple[str, str]:
-    """Retrieval identity (UR §10.1): cited source for artifacts, (document, chunk) otherwise."""
+    """Retrieval identity (docs/reference/retrieval.md): cited source for artifacts, (document,
+    chunk) otherwise."""
     if hit.origin_type == "artifact":
         return (str(hit.citation.get("sourceType")), str(hit.citation.get("sourceId")))
     return (hit.document_id, hit.chunk_id)

@@ -1,4 +1,4 @@
-"""Stable citations (contract §7, UR §10.3).
+"""Stable citations (contract §7, docs/reference/retrieval.md).
 
 ``id = "cite-" + first 24 hex of sha256(sourceType NUL sourceId NUL sourceVersion)``:
 never derived from the query, rank, score, time or view, so the same chunk of

@@ -1,4 +1,4 @@
-"""Hybrid retrieval restricted to one snapshot (contract §7, design.md §2.4).
+"""Hybrid retrieval restricted to one snapshot (contract §7, docs/reference/retrieval.md).
 
 Candidates come from two indexes, each giving the ``want`` best chunks *of the
 selected snapshot* (ties by chunk id), so the candidate set is a function of the
@@ -72,11 +72,15 @@ from ragit.text.terms import cjk_terms, en_terms, query_terms
 W_RETRIEVAL = 0.80
 W_AUTHORITY = 0.15
 W_RECENCY = 0.05
+# The authority weight of a hit, by the first rule that applies (docs/reference/retrieval.md):
+# durable documents and durable or promoted artifacts, evidence excerpts, the harness scope or a
+# reviewed harness artifact, the session scope, anything else.
 AUTHORITY_WEIGHTS = {
     "promoted_durable": 1.0,
+    "evidence": 0.4,
     "reviewed_harness": 0.9,
-    "user_asserted": 0.8,
-    "assistant_inferred": 0.6,
+    "session": 0.8,
+    "other": 0.6,
 }
 # retrieval.alpha measured for the offline n-gram embedding (local-placeholder).
 NGRAM_ALPHA = 0.3
@@ -88,7 +92,6 @@ HITS_PER_DOCUMENT = 1
 # Chosen on half A of kep-dev-v1 with local-minilm (top 2 / top 3 / best only / all chunks'
 # centroid), confirmed on half B (docs/benchmarks.md).
 VECTOR_DOC_TOP = 2
-SCOPE_AUTHORITY = {"durable": 1.0, "harness": 0.9, "session": 0.8, "evidence": 0.4}
 
 
 @dataclass
@@ -545,7 +548,8 @@ def _ngram_similarities(question: str, stored: dict[str, Any]) -> dict[str, floa
 
 
 def breakdown(hit: Hit) -> dict[str, Any]:
-    """``scoreBreakdown`` of contract §7 / UR §10.4 (rounded on output by the view), plus
+    """``scoreBreakdown`` of contract §7 / docs/reference/retrieval.md (rounded on output by the
+    view), plus
     ``raw`` (an addition the contract's open object allows): what the [0, 1] scores were made
     of — raw cosine and BM25 per field, the maxima they were divided by, the field weights,
     and the chunk's keyword ``coverage`` of the question."""

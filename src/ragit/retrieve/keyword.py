@@ -1,4 +1,4 @@
-"""BM25 of one snapshot, from the store's keyword index (issue 13 §2).
+"""BM25 of one snapshot, from the store's keyword index (docs/store.md, "The keyword index").
 
 Every statistic comes from the snapshot's own chunks: ``N`` (its distinct chunks),
 ``avgdl`` (their mean length in the field), and each term's document frequency (how many

@@ -274,8 +274,8 @@ def _coverage_warning(git: Any, selection: Any) -> str | None:
         return None  # a committed config that is not valid: ingest reports it
 
 
-# Weak evidence (issue 17): the best hit neither holds much of the question's words nor sits
-# close to it in the embedding. Measured with the default embedding on the development sets
+# Weak evidence (docs/contract.md §7): the best hit neither holds much of the question's words
+# nor sits close to it in the embedding. Measured with the default embedding on the development sets
 # (top 10): best coverage / best raw cosine of their 180 questions are >= 0.17 / >= 0.24 at the
 # 5th percentile, while off-topic questions ("xyzzy plugh", "오늘 날씨 어때", "who painted the mona
 # lisa") fall under both or hold none of the words at all.

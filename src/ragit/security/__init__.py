@@ -1,4 +1,4 @@
-"""Secret masking and admission control (UR §11, contract §6–7).
+"""Secret masking and admission control (docs/reference/security.md, contract §6–7).
 
 Pure functions over text: :mod:`ragit.security.masking` replaces secrets and
 builds ``redactionSummary`` (its rules in :mod:`ragit.security.mask_rules`, the

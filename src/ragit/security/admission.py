@@ -1,4 +1,4 @@
-"""Admission control: may this text be persisted, and how (UR §11.3).
+"""Admission control: may this text be persisted, and how (docs/reference/security.md).
 
 :func:`evaluate` inspects one candidate (an ingest document, a session turn, a
 memory write…) and returns an :class:`AdmissionDecision`: ``allow``,

@@ -1,4 +1,5 @@
-"""Secret masking for everything RAGit writes or prints (UR §11.1–11.2, contract §7).
+"""Secret masking for everything RAGit writes or prints (docs/masking.md,
+docs/reference/security.md, contract §7).
 
 :func:`mask_text` replaces secrets in a string; :func:`mask_json` does the same for
 every string inside a JSON value and reports the masked field paths;

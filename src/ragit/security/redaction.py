@@ -1,4 +1,5 @@
-"""``redactionSummary {applied, maskedCount, sources}`` as a contract model (UR §11.2).
+"""``redactionSummary {applied, maskedCount, sources}`` as a contract model
+(docs/reference/security.md).
 
 Also importable from :mod:`ragit.security.masking`, which loads it (and pydantic) only when
 a command asks for it.
@@ -14,7 +15,7 @@ from ragit.contract.models import WireModel
 
 
 class RedactionSummary(WireModel):
-    """``redactionSummary {applied, maskedCount, sources}`` (UR §11.2).
+    """``redactionSummary {applied, maskedCount, sources}`` (docs/reference/security.md).
 
     Immutable by convention: :meth:`add` and :meth:`merge` return new summaries.
     ``sources`` keeps first-seen order without duplicates.

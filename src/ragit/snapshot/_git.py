@@ -333,9 +333,6 @@ class GitRepo:
         """Committer time of ``sha`` (seconds since the epoch)."""
         return int(self._commit(sha).commit_time)
 
-    def commit_subject(self, sha: str) -> str:
-        return str(self._commit(sha).message).split("\n", 1)[0]
-
     # ------------------------------------------------------------ trees and blobs
     def tree_files(self, sha: str) -> list[TreeFile]:
         """Every regular file and symlink in the commit's tree, sorted by path."""

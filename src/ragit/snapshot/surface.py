@@ -1,4 +1,4 @@
-"""Which repository paths are knowledge documents (UR §6 ``ingest.*``, contract §4, §6).
+"""Which repository paths are knowledge documents (docs/config.md ``ingest.*``, contract §4, §6).
 
 Paths and globs are repository-relative POSIX strings. :func:`validate_repo_path`
 and :func:`validate_repo_glob` enforce contract §4 on user input;

@@ -69,13 +69,6 @@ class SnapshotSource(Protocol):
     def close(self) -> None: ...
 
 
-def _unavailable(sha: str | None, exc: SnapshotStoreUnavailable) -> SnapshotStoreUnavailable:
-    """``exc`` naming the snapshot a read was selecting (the message is already masked)."""
-    if sha is None or exc.details.get("resolvedSha") is not None:
-        return exc
-    return SnapshotStoreUnavailable(sha, str(exc.details.get("reason")))
-
-
 class ZvecSource:
     """The embedded store: manifest files and the reader copy of the latest generation.
 
@@ -163,14 +156,14 @@ class PostgresSource:
             try:
                 self._reader = PgReader.open()
             except SnapshotStoreUnavailable as exc:
-                raise _unavailable(sha, exc) from None
+                raise exc.naming(sha) from None
         return self._reader
 
     def indexed_shas(self) -> list[str]:
         try:
             shas: list[str] = self._pg(None).snapshot_shas(self.repository)
         except SnapshotStoreUnavailable as exc:
-            raise _unavailable(None, exc) from None
+            raise exc from None
         return shas
 
     def _published(self, sha: str) -> Any:
@@ -180,7 +173,7 @@ class PostgresSource:
         try:
             found = self._pg(sha).snapshot(self.repository, sha)
         except SnapshotStoreUnavailable as exc:
-            raise _unavailable(sha, exc) from None
+            raise exc.naming(sha) from None
         if found is not None:
             # One snapshot kept (with its view, whose keyword index keeps the postings it
             # read): the MCP server's next call on the commit reads neither again.
@@ -195,7 +188,7 @@ class PostgresSource:
             try:
                 current = self._pg(sha).snapshot_id(self.repository, sha)
             except SnapshotStoreUnavailable as exc:
-                raise _unavailable(sha, exc) from None
+                raise exc.naming(sha) from None
             if current != cached[0].snapshot_id:
                 self._snapshots.pop(sha, None)
         found = self._published(sha)
@@ -213,7 +206,7 @@ class PostgresSource:
         try:
             found: set[str] = self._pg(sha).stored(namespace, chunk_ids)
         except SnapshotStoreUnavailable as exc:
-            raise _unavailable(sha, exc) from None
+            raise exc.naming(sha) from None
         return found
 
     def unstored(self) -> dict[str, list[str]]:
@@ -227,7 +220,7 @@ class PostgresSource:
         try:
             found: dict[str, list[str]] = self._pg(None).unstored(self.repository)
         except SnapshotStoreUnavailable as exc:
-            raise _unavailable(None, exc) from None
+            raise exc from None
         return found
 
     def health(self) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""Transaction journals ``.ragit/runtime/transactions/<id>.json`` and crash recovery (UR §15).
+"""Transaction journals ``.ragit/runtime/transactions/<id>.json`` and crash recovery
+(docs/store.md).
 
 A write transaction records each durable step before moving on, so that after a crash the
 next writer can tell what happened. Ingest phases, in order::

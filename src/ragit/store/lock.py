@@ -1,4 +1,4 @@
-"""The single-writer lock ``.ragit/runtime/store-write.lock`` (contract §3, §6; UR §15).
+"""The single-writer lock ``.ragit/runtime/store-write.lock`` (contract §3, §6; docs/store.md).
 
 Built on the file-lock primitive :mod:`ragit._lock`, which creates the lock file exclusively
 and atomically with its owner JSON, tells a live owner from one that is gone, and serializes

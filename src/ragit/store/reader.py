@@ -1,6 +1,6 @@
 """Reading the store: always from a reader copy of the latest published generation.
 
-Readers never open the canonical collection (design.md §2.5): zvec rewrites a collection's
+Readers never open the canonical collection (docs/store.md, "Reading"): zvec rewrites a collection's
 index file even on a read-only open, and a read-only open fails while a writer has the
 collection open. :meth:`StoreReader.open_latest` reads ``meta.json``, then opens the copy of
 ``(storeId, generation)`` in the user cache. If that copy is missing (cache cleared) it makes

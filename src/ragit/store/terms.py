@@ -1,4 +1,4 @@
-"""The keyword index: term postings keyed by content-addressed chunk ids (issue 13 §2).
+"""The keyword index: term postings keyed by content-addressed chunk ids (docs/store.md).
 
 zvec's full-text index keeps its BM25 statistics (document frequencies, average length)
 per segment of the whole store, so a snapshot's keyword scores moved whenever other

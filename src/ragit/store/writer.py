@@ -20,7 +20,7 @@ because readers never see the canonical files anyway:
 
 Merging segments is the exception: zvec's ``optimize()`` rewrites every segment, and a kill
 inside it left the canonical collection inconsistent (every later insert failed with "field is
-sealed", every later merge with "inconsistent total row counts"; issue 13 §1). So no merge ever
+sealed", every later merge with "inconsistent total row counts"; docs/faults.md). So no merge ever
 runs on the canonical collection: :meth:`StoreWriter.compact` closes it, merges a copy and swaps
 the copy in through ``.ragit/store.next`` under the lock it holds
 (:func:`ragit.store.compact.merge_held`, the background compactor's own copy-merge-swap), then

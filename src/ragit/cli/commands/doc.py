@@ -1,4 +1,4 @@
-"""`ragit doc validate|refresh|create|reconcile` — document authority (UR §12.15)."""
+"""`ragit doc validate|refresh|create|reconcile` — document authority (docs/authority.md)."""
 
 from __future__ import annotations
 

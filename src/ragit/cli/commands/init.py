@@ -1,4 +1,4 @@
-"""`ragit init` — discover-first bootstrap (contract §12, UR §12.1).
+"""`ragit init` — discover-first bootstrap (contract §12, docs/authority.md).
 
 Scans the repository and reports what knowledge it has and lacks (mode, coverage,
 maturity, knowledge map, plan), creates `.ragit/config.toml` and the ignore entries, and

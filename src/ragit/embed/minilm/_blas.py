@@ -87,15 +87,6 @@ def _bind(getter: Any, setter: Any) -> tuple[Callable[[], int], Callable[[int], 
     return get, set_
 
 
-def blas_control_method() -> str:
-    """How :func:`blas_threads` limits BLAS here: ``openblas``, ``threadpoolctl`` or ``none``."""
-    if _openblas_controls() is not None:
-        return "openblas"
-    if importlib.util.find_spec("threadpoolctl") is not None:
-        return "threadpoolctl"
-    return "none"
-
-
 @contextlib.contextmanager
 def blas_threads(limit: int) -> Iterator[str]:
     """Run the body with at most ``limit`` BLAS threads; yields the method used."""

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -28,7 +27,13 @@ from numpy.typing import NDArray
 
 from ragit.embed.minilm._blas import blas_threads
 from ragit.embed.minilm._locate import EXPECTED_CONFIG, MODEL_ID, ModelFiles, locate_model
-from ragit.embed.minilm._text import MAX_TOKENS, check_texts, load_tokenizer, sanitize
+from ragit.embed.minilm._text import (
+    MAX_TOKENS,
+    check_texts,
+    encode_each,
+    load_tokenizer,
+    sanitize,
+)
 from ragit.embed.minilm._weights import load_weights, tensor
 
 Array = NDArray[np.float32]
@@ -181,22 +186,13 @@ class MiniLMEncoder:
             TypeError: ``texts`` is a single string or holds a non-string.
         """
         check_texts(texts)
-        out = np.empty((len(texts), DIMENSION), dtype=np.float32)
         # One BLAS thread even for a single query: a two-thread BLAS saves about
         # 2 ms on an idle machine but is 3-4x slower when other work competes
         # for the cores (OpenBLAS threads spin and wait on each other).
         with blas_threads(1):
-            if len(texts) <= 1 or self.workers == 1:
-                for row, text in enumerate(texts):
-                    out[row] = self._embed(text)
-                return out
-            # Longest first so the workers finish together.
-            order = sorted(range(len(texts)), key=lambda i: len(texts[i]), reverse=True)
-            with ThreadPoolExecutor(self.workers, thread_name_prefix="minilm") as pool:
-                vectors = pool.map(lambda i: self._embed(texts[i]), order)
-                for row, vector in zip(order, vectors, strict=True):
-                    out[row] = vector
-        return out
+            return encode_each(
+                texts, self._embed, dimension=DIMENSION, workers=self.workers, thread_name="minilm"
+            )
 
     def _embed(self, text: str) -> Array:
         ids = np.asarray(self._tokenizer.encode(sanitize(text)).ids, dtype=np.int64)

@@ -32,7 +32,6 @@ import shutil
 import tempfile
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -43,7 +42,13 @@ from numpy.typing import NDArray
 from ragit.embed.minilm._errors import EmbeddingModelInvalid
 from ragit.embed.minilm._graph_names import ATTENTION_MASK, BUILDER_VERSION, INPUT_IDS
 from ragit.embed.minilm._locate import EXPECTED_CONFIG, MODEL_ID, ModelFiles, locate_model
-from ragit.embed.minilm._text import MAX_TOKENS, check_texts, load_tokenizer, sanitize
+from ragit.embed.minilm._text import (
+    MAX_TOKENS,
+    check_texts,
+    encode_each,
+    load_tokenizer,
+    sanitize,
+)
 from ragit.workspace import user_cache_dir
 
 NUMERIC_PATH = "ort-int8-pc"
@@ -321,18 +326,9 @@ class OrtInt8Encoder:
             TypeError: ``texts`` is a single string or holds a non-string.
         """
         check_texts(texts)
-        out = np.empty((len(texts), DIMENSION), dtype=np.float32)
-        if len(texts) <= 1 or self.workers == 1:
-            for row, text in enumerate(texts):
-                out[row] = self._embed(text)
-            return out
-        # Longest first so the workers finish together.
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]), reverse=True)
-        with ThreadPoolExecutor(self.workers, thread_name_prefix="minilm-ort") as pool:
-            vectors = pool.map(lambda i: self._embed(texts[i]), order)
-            for row, vector in zip(order, vectors, strict=True):
-                out[row] = vector
-        return out
+        return encode_each(
+            texts, self._embed, dimension=DIMENSION, workers=self.workers, thread_name="minilm-ort"
+        )
 
     def _embed(self, text: str) -> NDArray[np.float32]:
         ids = np.asarray([self._tokenizer.encode(sanitize(text)).ids], dtype=np.int64)

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ragit.embed.minilm._errors import EmbeddingModelInvalid
 
 if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
     from tokenizers import Tokenizer
 
 MAX_TOKENS = 256
@@ -65,3 +68,31 @@ def check_texts(texts: Sequence[str]) -> None:
     for item in texts:
         if not isinstance(item, str):
             raise TypeError(f"encode() takes strings, got {type(item).__name__}")
+
+
+def encode_each(
+    texts: Sequence[str],
+    embed: Callable[[str], NDArray[np.float32]],
+    *,
+    dimension: int,
+    workers: int,
+    thread_name: str,
+) -> NDArray[np.float32]:
+    """One row per text, in input order, each text embedded on its own by ``embed``.
+
+    With more than one worker the texts go to a thread pool longest first, so the workers
+    finish together.
+    """
+    import numpy
+
+    out = numpy.empty((len(texts), dimension), dtype=numpy.float32)
+    if len(texts) <= 1 or workers == 1:
+        for row, text in enumerate(texts):
+            out[row] = embed(text)
+        return out
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]), reverse=True)
+    with ThreadPoolExecutor(workers, thread_name_prefix=thread_name) as pool:
+        vectors = pool.map(lambda i: embed(texts[i]), order)
+        for row, vector in zip(order, vectors, strict=True):
+            out[row] = vector
+    return out

@@ -2,7 +2,7 @@
 
 Each request gets real connect/read/write timeouts of ``embedding.timeout_ms``.
 Failures that can heal — a timeout, a network or protocol error, HTTP 429 and
-5xx — are retried on the provider's schedule (UR §9.2) with jitter ×0.85–1.15;
+5xx — are retried on the provider's schedule (docs/embeddings.md) with jitter ×0.85–1.15;
 a ``Retry-After`` header (seconds or HTTP date) is a minimum that jitter only
 lengthens, and one longer than :data:`MAX_RETRY_AFTER_S` ends the call instead of
 stalling it. Everything else — other statuses, malformed JSON, a wrong shape, an

@@ -2,7 +2,7 @@
 
 The answer is ``{"embeddings": [[...], ...]}`` in input order; the count must
 match exactly. Loopback roots (the default ``http://127.0.0.1:11434``) are local
-egress, any other host is remote (UR §9.4).
+egress, any other host is remote (docs/embeddings.md).
 """
 
 from __future__ import annotations

@@ -1,2 +1,2 @@
 """`ragit init`'s discovery: scan the repository, assess its knowledge, plan and write the
-stage-1 foundation (UR §12.1)."""
+stage-1 foundation (docs/authority.md)."""

@@ -1,5 +1,6 @@
 """From a scan to a diagnosis: repository mode, knowledge-slot coverage, maturity scores and
-the knowledge map (UR §12.1 steps 3–5). Pure functions of the scan (and README's headings)."""
+the knowledge map (docs/authority.md, step 2). Pure functions of the scan (and README's
+headings)."""
 
 from __future__ import annotations
 
@@ -117,7 +118,8 @@ def knowledge_docs(scan: Scan) -> list[Any]:
 
 
 def coverage(root: Path, scan: Scan, *, initialized: bool) -> dict[str, dict[str, Any]]:
-    """Each knowledge slot of UR §12.1: ``{status: sufficient|partial|missing, sources}``."""
+    """Each knowledge slot of `ragit init` (docs/authority.md):
+    ``{status: sufficient|partial|missing, sources}``."""
     md = knowledge_docs(scan)
     out: dict[str, dict[str, Any]] = {}
     overview = [p for p in ("README.md", "RAGIT.md", "README.rst") if scan.has(p)]

@@ -1,4 +1,4 @@
-"""`ragit init`'s plan and its writes beyond the config (UR §12.1 steps 6–7).
+"""`ragit init`'s plan and its writes beyond the config (docs/authority.md, steps 3–4).
 
 Existing documents are reused first. Under ``--strategy balanced`` the missing stage-1
 drafts are created, each opening with an ``ragit:inferred-draft`` marker that names its

@@ -1,5 +1,6 @@
 """`ragit init`'s discovery report: scan → mode → coverage → maturity → knowledge map →
-plan → (writes, unless dry-run) → bootstrap summary (UR §12.1 InitReport)."""
+plan → (writes, unless dry-run) → bootstrap summary (the data of `ragit init` in
+docs/authority.md)."""
 
 from __future__ import annotations
 

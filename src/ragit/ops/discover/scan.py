@@ -1,4 +1,4 @@
-"""`ragit init`'s read-only scan of the working tree (UR §12.1 step 2).
+"""`ragit init`'s read-only scan of the working tree (docs/authority.md, step 1).
 
 One walk of the tree (:func:`ragit.ops.doc_authority.tree.list_tree`: .gitignore honoured,
 symlinks listed but never followed), then small reads: the first 4 KiB of each markdown
@@ -11,13 +11,12 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ragit import _json
+from ragit import _json, _toml
 from ragit.ingest.doctype import UNKNOWN
 from ragit.ops.doc_authority.contracts import detect, detect_head
 from ragit.ops.doc_authority.tree import list_tree
@@ -278,19 +277,10 @@ def _load_json(root: Path, rel: str) -> dict[str, Any]:
 
 
 def _load_toml(root: Path, rel: str) -> dict[str, Any]:
-    text = _head(root, rel, BUILD_FILE_BYTES)
     try:
-        if sys.version_info >= (3, 11):
-            import tomllib
-
-            parsed: dict[str, Any] = tomllib.loads(text)
-        else:  # Python 3.10 has no tomllib
-            import tomlkit
-
-            parsed = tomlkit.loads(text).unwrap()
+        return _toml.loads(_head(root, rel, BUILD_FILE_BYTES))
     except Exception:
         return {}
-    return parsed
 
 
 def _frameworks(root: Path, build_files: list[str]) -> list[str]:

@@ -1,9 +1,11 @@
-"""The standard contracts of the eight document types (UR §7.3) and the checks on one text.
+"""The standard contracts of the eight document types (docs/authority.md) and the checks on one
+text.
 
 A contract is an H1 prefix and the required sections (headings H1–H6, matched
 case-insensitively after dropping a leading number such as ``2.`` or ``2.1`` and a
 trailing ``:``). Every section has an English name and Korean names that count the same
-(bilingual documents, UR §7.2); ``docs_authority.sections_<type>`` replaces a type's
+(bilingual documents, docs/reference/documents.md); ``docs_authority.sections_<type>`` replaces a
+type's
 sections with the configured names. PBD also needs one topology identifier heading
 (``## [B1] ...``).
 
@@ -229,7 +231,8 @@ def violations(text: str, doc_type: str, contract: Contract) -> list[dict[str, A
 
 
 def detect(path: str, text: str) -> str:
-    """The doc type of ``text`` at ``path`` (UR §7.2, the same rules as ingest)."""
+    """The doc type of ``text`` at ``path`` (docs/reference/documents.md, the same rules as
+    ingest)."""
     return detect_doc_type(path, text)
 
 

@@ -2,7 +2,8 @@
 
 The tracked documents are the markdown files of the working tree on the implicit ingest
 surface (``ingest.doc_globs ∩ include − exclude``, .gitignore honoured, symlinks never
-followed) whose type (UR §7.2) is one of the eight; ``--files`` may select beyond
+followed) whose type (docs/reference/documents.md) is one of the eight; ``--files`` may select
+beyond
 ``include``. Every write is atomic (:mod:`ragit._fs`): an interruption leaves the old file
 or the new one. Documents are never moved, removed or rewritten: ``refresh`` only inserts
 (the old text stays a subsequence of the new), ``create`` never replaces a file.

@@ -1,4 +1,4 @@
-"""The shared store on PostgreSQL + pgvector (issue 21): chunks keyed by embedding namespace
+"""The shared store on PostgreSQL + pgvector (docs/team.md): chunks keyed by embedding namespace
 and content id, keyword postings for per-snapshot BM25, snapshots bound to commits.
 
 * :mod:`~ragit.store.postgres.connection` — the connection from the environment only

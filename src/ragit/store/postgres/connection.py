@@ -27,11 +27,10 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-import numpy as np
 import psycopg
 from psycopg import conninfo
 
@@ -217,9 +216,3 @@ def translated(*, writer: bool) -> Iterator[None]:
         ) from None
     except psycopg.Error as exc:
         raise unavailable(_reason(exc)) from None
-
-
-def vector_text(vector: Sequence[float]) -> str:
-    """A vector in pgvector's text form, each value as the float32 it is stored as."""
-    values = np.asarray(vector, dtype=np.float32)
-    return "[" + ",".join(repr(float(v)) for v in values.tolist()) + "]"
