@@ -40,8 +40,7 @@ from bench_lib.context import Context, resolve_mcp_impl
 from bench_lib.corpus import copy_repo, dir_bytes
 from bench_lib.mcp_client import StdioClient
 from bench_lib.proc import BenchError, Env, Sample
-from bench_lib.results import Row
-from bench_lib.scenarios import _timed_row
+from bench_lib.results import Row, timed_row
 
 MIB = 1024 * 1024
 CLIENTS = 8
@@ -668,7 +667,7 @@ def _cold(ctx: Context, zvec_repo: Path, pg_repo: Path, pg_env: Env, n: int) -> 
                 top5 += q["target"] in paths[:5]
 
     def row(metric: str, key: str | None, samples: list[Sample]) -> Row:
-        return _timed_row(SC, metric, key, n, samples)
+        return timed_row(SC, metric, key, n, samples)
 
     return [
         row("query, zvec (cold process): wall", None, z),

@@ -11,6 +11,8 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
+from bench_lib.proc import Sample
+
 # Targets: metric key -> {corpus size it was set for: upper bound}. Below N=10,000 the
 # N=1000 target applies (so at N=200 it is lenient); at N=10,000 only its own targets.
 TARGETS: dict[str, dict[int, float]] = {
@@ -152,6 +154,23 @@ class Row:
             "error": self.error,
             **({"extra": self.extra} if self.extra else {}),
         }
+
+
+def timed_row(
+    scenario: str, metric: str, key: str | None, n: int, samples: list[Sample], **extra: Any
+) -> Row:
+    """A row of wall times, with the samples' CPU times and peak RSS beside them."""
+    return Row(
+        scenario,
+        metric,
+        "s",
+        [s.wall for s in samples],
+        n,
+        key,
+        cpu=[s.cpu for s in samples],
+        rss=[s.max_rss_mib for s in samples],
+        extra=dict(extra),
+    )
 
 
 def fmt(value: float | None, unit: str) -> str:

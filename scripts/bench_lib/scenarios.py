@@ -22,7 +22,7 @@ from bench_lib.corpus import RFC_QUERIES, copy_repo, diff_digests, dir_bytes, tr
 from bench_lib.embed_server import LoopbackOllama
 from bench_lib.mcp_client import StdioClient
 from bench_lib.proc import BenchError, Env, Sample, run
-from bench_lib.results import Row
+from bench_lib.results import Row, timed_row
 
 MIB = 1024 * 1024
 N10K = 10_000
@@ -36,22 +36,6 @@ class Scenario:
     fn: Callable[[Context], list[Row]]
     default: bool
     summary: str
-
-
-def _timed_row(
-    scenario: str, metric: str, key: str | None, n: int, samples: list[Sample], **extra: Any
-) -> Row:
-    return Row(
-        scenario,
-        metric,
-        "s",
-        [s.wall for s in samples],
-        n,
-        key,
-        cpu=[s.cpu for s in samples],
-        rss=[s.max_rss_mib for s in samples],
-        extra=dict(extra),
-    )
 
 
 def _rss_row(scenario: str, metric: str, key: str | None, n: int, samples: list[Sample]) -> Row:
@@ -169,7 +153,7 @@ def measure_ingest_all(
     wall_key = f"{key_prefix}.wall" if key_prefix else None
     rss_key = f"{key_prefix}.rss" if key_prefix else None
     return [
-        _timed_row(scenario, "ingest --all: wall", wall_key, n, samples, **counts),
+        timed_row(scenario, "ingest --all: wall", wall_key, n, samples, **counts),
         _rss_row(scenario, "ingest --all: peak RSS", rss_key, n, samples),
     ]
 
@@ -198,7 +182,7 @@ def measure_cold(
             samples.append(sample)
             if quality and r == 0:
                 ranks.append(_rank_of(q["target"], _hit_paths(sample)))
-    rows = [_timed_row(scenario, f"{metric}: wall", key, n, samples)]
+    rows = [timed_row(scenario, f"{metric}: wall", key, n, samples)]
     if quality:
         in_top5 = sum(1 for rank in ranks if rank is not None and rank <= 5)
         top5_key = "query.top5" if key == "query.wall" else None
@@ -241,7 +225,7 @@ def help_scenario(ctx: Context) -> list[Row]:
         for _ in range(ctx.opts.warmup):
             ctx.run_ragit(repo, *args)
         samples = [ctx.run_ragit(repo, *args) for _ in range(ctx.opts.runs)]
-        rows.append(_timed_row("help", f"ragit {' '.join(args)}", "help", ctx.opts.n, samples))
+        rows.append(timed_row("help", f"ragit {' '.join(args)}", "help", ctx.opts.n, samples))
     return rows
 
 
@@ -270,9 +254,7 @@ def ingest_again(ctx: Context) -> list[Row]:
             changes.extend(d for d in diff if d not in changes)
     ctx.discard(run_dir)
     return [
-        _timed_row(
-            "ingest-again", "ingest --all, same HEAD: wall", "ingest-again.wall", n, samples
-        ),
+        timed_row("ingest-again", "ingest --all, same HEAD: wall", "ingest-again.wall", n, samples),
         Row(
             "ingest-again",
             "writesNothing (.ragit unchanged)",
@@ -300,7 +282,7 @@ def ingest_since(ctx: Context) -> list[Row]:
             samples.append(sample)
         ctx.discard(run_dir)
     return [
-        _timed_row(
+        timed_row(
             "ingest-since",
             "ingest --since HEAD~1, 1 doc changed: wall",
             "ingest-since.wall",
@@ -623,7 +605,7 @@ def history(ctx: Context) -> list[Row]:
     ctx.discard(run_dir)
     sc = "history"
     return [
-        _timed_row(sc, f"ingest after each commit ({per_commit} docs changed)", None, n, samples),
+        timed_row(sc, f"ingest after each commit ({per_commit} docs changed)", None, n, samples),
         Row(sc, "store after one snapshot", "MiB", [store1], n, None),
         Row(
             sc,
@@ -649,8 +631,8 @@ def history(ctx: Context) -> list[Row]:
         Row(
             sc, "largest manifest", "MiB", [max(manifests, default=0.0)], n, "history.manifest-max"
         ),
-        _timed_row(sc, "query, 1 snapshot: wall", None, n, before),
-        _timed_row(sc, f"query, {HISTORY_COMMITS + 1} snapshots: wall", None, n, after),
+        timed_row(sc, "query, 1 snapshot: wall", None, n, before),
+        timed_row(sc, f"query, {HISTORY_COMMITS + 1} snapshots: wall", None, n, after),
         _rss_row(sc, "query, 1 snapshot: peak RSS", None, n, before),
         _rss_row(sc, f"query, {HISTORY_COMMITS + 1} snapshots: peak RSS", None, n, after),
     ]
@@ -703,11 +685,11 @@ def log_scenario(ctx: Context) -> list[Row]:
     ctx.discard(run_dir)
     sc = "log"
     return [
-        _timed_row(sc, f"log -n {count} (text, default view)", "log.wall", n, log_text),
-        _timed_row(sc, f"log -n {count} --format json", None, n, log_json, entries=entries),
-        _timed_row(sc, f"log -n {count} --view minimal", None, n, log_min),
-        _timed_row(sc, "drift --format json", None, n, drift, items=items),
-        _timed_row(sc, "narrative (10 commits, writes the report)", None, n, narrative),
+        timed_row(sc, f"log -n {count} (text, default view)", "log.wall", n, log_text),
+        timed_row(sc, f"log -n {count} --format json", None, n, log_json, entries=entries),
+        timed_row(sc, f"log -n {count} --view minimal", None, n, log_min),
+        timed_row(sc, "drift --format json", None, n, drift, items=items),
+        timed_row(sc, "narrative (10 commits, writes the report)", None, n, narrative),
     ]
 
 
@@ -750,9 +732,9 @@ def snapshots_scaling(ctx: Context) -> list[Row]:
     ctx.discard(many.parent)
     sc = "snapshots-scaling"
     return [
-        _timed_row(sc, "ingest of an empty commit (reuse parent)", None, n, ingests),
-        _timed_row(sc, "query, 1 snapshot: wall", None, n, a),
-        _timed_row(sc, f"query, {SNAPSHOTS} snapshots: wall", None, n, b),
+        timed_row(sc, "ingest of an empty commit (reuse parent)", None, n, ingests),
+        timed_row(sc, "query, 1 snapshot: wall", None, n, a),
+        timed_row(sc, f"query, {SNAPSHOTS} snapshots: wall", None, n, b),
         Row(sc, f"query {SNAPSHOTS}/1 snapshots, pairwise", "x", ratios, n, "scaling.ratio"),
     ]
 
@@ -967,7 +949,7 @@ def embed(ctx: Context) -> list[Row]:
             None,
             extra={"chunks": chunks},
         ),
-        _timed_row(sc, "ollama (loopback), empty cache: ingest --all", None, n, miss_walls),
+        timed_row(sc, "ollama (loopback), empty cache: ingest --all", None, n, miss_walls),
         Row(
             sc,
             "ollama (loopback), empty cache: chunks per second",
@@ -978,7 +960,7 @@ def embed(ctx: Context) -> list[Row]:
             extra={"dimensions": OLLAMA_DIMS},
         ),
         Row(sc, "ollama (loopback), empty cache: requests", "count", miss_requests, n, None),
-        _timed_row(sc, "ollama (loopback), cache full: ingest --all", None, n, hit_walls),
+        timed_row(sc, "ollama (loopback), cache full: ingest --all", None, n, hit_walls),
         Row(sc, "cache hit: embedding phase per chunk", "us", hit_us, n, None),
         Row(sc, "ollama (loopback), cache full: requests", "count", hit_requests, n, None),
     ]
@@ -1042,7 +1024,7 @@ def minilm(ctx: Context) -> list[Row]:
             ctx.discard(run_dir)
             continue
         chunks, ms = _embed_figures(sample)
-        rows.append(_timed_row(sc, "ingest --all", None, n, [sample], chunks=chunks))
+        rows.append(timed_row(sc, "ingest --all", None, n, [sample], chunks=chunks))
         rows.append(
             Row(sc, "ingest: chunks embedded per second", "chunks/s", [chunks / ms * 1000], n, None)
         )
@@ -1197,7 +1179,7 @@ def semantic_ingest(ctx: Context) -> list[Row]:
     for name, _, _ in backends:
         key = f"semantic-ingest.{name}.wall" if full else None
         rows += [
-            _timed_row(f"{sc} {name}", "ingest --all", key, 0, samples[name]),
+            timed_row(f"{sc} {name}", "ingest --all", key, 0, samples[name]),
             Row(f"{sc} {name}", "embedding: chunks/s", "chunks/s", rates[name], 0),
             Row(f"{sc} {name}", "embedding: tokens/s", "chunks/s", token_rates[name], 0),
         ]
@@ -1264,8 +1246,8 @@ def recall(ctx: Context) -> list[Row]:
     ctx.discard(run_dir)
     sc = "recall"
     return [
-        _timed_row(sc, "memory wrap (cold process)", None, n, wraps),
-        _timed_row(
+        timed_row(sc, "memory wrap (cold process)", None, n, wraps),
+        timed_row(
             sc,
             f"memory recall, {RECALL_WRAPS} wraps (cold process)",
             None,

@@ -27,8 +27,10 @@ import tomlkit
 
 from fixtures.build import build_fixture
 from ragit.contract import errors as catalog
+from ragit.contract import mcp_errors
+from ragit.contract.catalog import catalog as error_catalog
 from ragit.embed.minilm import NUMPY_INSTALL_COMMAND, ORT_INSTALL_COMMAND
-from ragit.ops.doctor import UPGRADE_RAGIT
+from ragit.ops.doctor_shared import UPGRADE_RAGIT
 
 BIN = Path(sys.executable).parent
 RAGIT = [str(BIN / "ragit")] if (BIN / "ragit").exists() else [sys.executable, "-m", "ragit"]
@@ -371,13 +373,21 @@ def doctor_checks_failed(tmp_path: Path) -> None:
     follow(root, failure(root, "DOCTOR_CHECKS_FAILED", "doctor"))
 
 
+def filesystem_unusable(tmp_path: Path) -> None:
+    root = initialized(tmp_path)
+    (root / ".ragit").rename(tmp_path / "ragit-aside")
+    (root / ".ragit").write_text("not a directory\n", encoding="utf-8")
+    run_as_printed(failure(root, "FILESYSTEM_UNUSABLE", "status"), root)
+    ragit(root, "status")
+
+
 def constant_commands(tmp_path: Path) -> None:
     """Recoveries that are one fixed command whatever the state (hard to provoke on purpose:
     HEAD moving during selection, an internal error of the MCP server) run as printed."""
     root = initialized(tmp_path)
     for error in (
         catalog.RepositoryStateChanged("a" * 40, "b" * 40, 2),
-        catalog.McpInternalError(),
+        mcp_errors.McpInternalError(),
     ):
         assert error.recovery is not None
         run_as_printed(error.recovery, root)
@@ -421,6 +431,7 @@ SCENARIOS: dict[str, Callable[[Path], None]] = {
     "CONFIG_INVALID": config_invalid,
     "EMBEDDING_MIGRATION_REQUIRED": embedding_migration_required,
     "DOCTOR_CHECKS_FAILED": doctor_checks_failed,
+    "FILESYSTEM_UNUSABLE": filesystem_unusable,
     "EMBEDDING_MODEL_INVALID EMBEDDING_BACKEND_UNAVAILABLE MODEL_INSTALL_FAILED": model_install,
     "REPOSITORY_STATE_CHANGED MCP_INTERNAL_ERROR": constant_commands,
 }
@@ -440,8 +451,8 @@ NO_COMMAND: dict[str, Callable[[], catalog.RagitError]] = {
         "openai", "OPENAI_API_KEY"
     ),
     "INGEST_STORE_WRITE_UNVERIFIED": lambda: catalog.IngestStoreWriteUnverified(3),
-    "MCP_INVALID_INPUT": lambda: catalog.McpInvalidInput("topK", "must be an integer"),
-    "MCP_REMOTE_EMBEDDING_CACHE_MISS": lambda: catalog.McpRemoteEmbeddingCacheMiss(
+    "MCP_INVALID_INPUT": lambda: mcp_errors.McpInvalidInput("topK", "must be an integer"),
+    "MCP_REMOTE_EMBEDDING_CACHE_MISS": lambda: mcp_errors.McpRemoteEmbeddingCacheMiss(
         "openai", "text-embedding-3-small", 1
     ),
 }
@@ -465,7 +476,7 @@ def test_every_error_code_is_run_here_or_never_carries_a_command() -> None:
     """Contract-mandated (§2): a code added to the catalog needs its recovery run here."""
     covered = {code for name in SCENARIOS for code in name.split() if code.isupper()}
     known = covered | set(NO_COMMAND)
-    assert {cls.code for cls in catalog.catalog()} <= known
+    assert {cls.code for cls in error_catalog()} <= known
 
 
 @pytest.mark.parametrize("code", sorted(NO_COMMAND))

@@ -12,8 +12,8 @@ import pytest
 from ragit.contract.errors import (
     EmbeddingProviderFailed,
     InputInvalid,
-    McpRemoteEmbeddingCacheMiss,
 )
+from ragit.contract.mcp_errors import McpRemoteEmbeddingCacheMiss
 from ragit.embed import (
     BatchPolicy,
     CachedEmbedder,

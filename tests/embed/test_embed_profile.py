@@ -16,7 +16,7 @@ from ragit.embed import (
     resolve_profile,
     resolve_settings,
 )
-from ragit.embed.profile import is_loopback_url, normalize_base_url
+from ragit.embed.urls import is_loopback_url, normalize_base_url
 
 
 def test_namespace_id_is_sha1_of_the_profile_key() -> None:

@@ -18,6 +18,7 @@ from _mcp_helpers import assert_unchanged, tree_state
 # Modules whose purpose is to write repository state.
 FORBIDDEN = {
     "ragit.ingest.apply",
+    "ragit.ingest.shared",
     "ragit.store.writer",
     "ragit.store.journal",
     "ragit.ops.config_set",
@@ -29,6 +30,9 @@ FORBIDDEN = {
     "ragit.artifacts.writes",
     "ragit.store.backend_write",
     "ragit.store.postgres.write",
+    "ragit.store.postgres.purge",
+    "ragit.store.postgres.builder",
+    "ragit.store.postgres.privileges",
     "ragit.store.postgres.graph",
     "ragit.store.postgres.migrate",
 }

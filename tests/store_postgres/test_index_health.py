@@ -23,10 +23,10 @@ from _mcp_helpers import hermetic_env, make_repo
 from test_bulk import NAMESPACE, _paused_child, _wait_writers_gone
 
 import ragit.store.backend_write as backend_write
-import ragit.store.postgres.read as read_module
+import ragit.store.postgres.health as health_module
 import ragit.store.postgres.write as write_module
+from ragit.store.postgres.health import health
 from ragit.store.postgres.migrate import migrate
-from ragit.store.postgres.read import health
 from ragit.store.postgres.steps import index_name
 from ragit.store.postgres.write import BULK_MIN_ROWS, PgWriter
 
@@ -40,7 +40,7 @@ def test_the_index_states_ready_loading_building_invalid_and_missing(
 ) -> None:
     migrate()
     monkeypatch.setattr(write_module, "GRAPH_MIN_ROWS", 0)
-    monkeypatch.setattr(read_module, "GRAPH_MIN_ROWS", 0)
+    monkeypatch.setattr(health_module, "GRAPH_MIN_ROWS", 0)
     rows = make_rows(300, seed=41)
     ids = [r.chunk_id for r in rows]
     with PgWriter.open("repo", NAMESPACE, DIM) as writer:
@@ -58,9 +58,9 @@ def test_the_index_states_ready_loading_building_invalid_and_missing(
     # The loader is gone (its lock died with it), the index was not built: missing.
     _wait_writers_gone(database)
     assert _states() == {NAMESPACE: "missing"}
-    monkeypatch.setattr(read_module, "GRAPH_MIN_ROWS", 10_000)
+    monkeypatch.setattr(health_module, "GRAPH_MIN_ROWS", 10_000)
     assert _states() == {NAMESPACE: "not-needed"}  # small: exact scans need no graph
-    monkeypatch.setattr(read_module, "GRAPH_MIN_ROWS", 0)
+    monkeypatch.setattr(health_module, "GRAPH_MIN_ROWS", 0)
 
     # A build paused after taking the bulk lock exclusively: being built.
     proc = _paused_child(
@@ -172,7 +172,7 @@ def test_an_ingest_of_an_unchanged_commit_builds_a_missing_graph(
     commit is already published (a ``noop``) builds it."""
     migrate()
     monkeypatch.setattr(write_module, "GRAPH_MIN_ROWS", 0)
-    monkeypatch.setattr(read_module, "GRAPH_MIN_ROWS", 0)
+    monkeypatch.setattr(health_module, "GRAPH_MIN_ROWS", 0)
     env = {**hermetic_env(tmp_path), "RAGIT_DATABASE_URL": database}
     for key, value in env.items():
         if key != "PATH":
@@ -206,7 +206,7 @@ def test_an_ingest_returns_while_a_detached_builder_builds_the_graph(
     the ingest there until the release below, 30 s later."""
     migrate()
     monkeypatch.setattr(write_module, "GRAPH_MIN_ROWS", 0)  # passed on to the builder
-    monkeypatch.setattr(read_module, "GRAPH_MIN_ROWS", 0)
+    monkeypatch.setattr(health_module, "GRAPH_MIN_ROWS", 0)
     env = {**hermetic_env(tmp_path), "RAGIT_DATABASE_URL": database}
     for key, value in env.items():
         if key != "PATH":

@@ -307,7 +307,7 @@ def test_exact_search_ignores_the_index_and_approximate_search_uses_it(
 def test_prefetch_reads_a_questions_postings_in_one_statement(
     database: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import ragit.store.postgres.read as read_module
+    import ragit.store.postgres.term_index as term_index_module
 
     migrate()
     rows = make_rows(300, seed=18)
@@ -338,7 +338,7 @@ def test_prefetch_reads_a_questions_postings_in_one_statement(
         assert len(got[("en", "snapshot")]) > 0 and len(got[("cjk", "커밋")]) > 0
         assert len(got[("en", "zzz-absent")]) == 0
         # The memory is bounded: the oldest terms are forgotten, then read again.
-        monkeypatch.setattr(read_module, "CACHED_TERMS", 2)
+        monkeypatch.setattr(term_index_module, "CACHED_TERMS", 2)
         terms.prefetch({"en": ["pods", "node", "gate"]})
         assert len(terms._postings) == 2
         again = terms.postings("en", "snapshot")

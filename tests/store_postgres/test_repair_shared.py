@@ -21,10 +21,10 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _mcp_helpers import git, hermetic_env, make_repo, run
 from test_team_workflow import _answers, _cli, _comparable
 
-import ragit.store.postgres.read as read_module
+import ragit.store.postgres.health as health_module
 import ragit.store.postgres.write as write_module
+from ragit.store.postgres.health import health
 from ragit.store.postgres.migrate import migrate
-from ragit.store.postgres.read import health
 
 REPOSITORY = "team/repair"
 
@@ -156,7 +156,7 @@ def test_repair_builds_a_missing_graph(
     """The graph a killed load leaves missing is what doctor reports; repair builds it."""
     migrate()
     monkeypatch.setattr(write_module, "GRAPH_MIN_ROWS", 0)
-    monkeypatch.setattr(read_module, "GRAPH_MIN_ROWS", 0)
+    monkeypatch.setattr(health_module, "GRAPH_MIN_ROWS", 0)
     env = {**hermetic_env(tmp_path), "RAGIT_DATABASE_URL": database}
     for key, value in env.items():
         if key != "PATH":

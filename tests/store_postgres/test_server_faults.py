@@ -370,6 +370,7 @@ def test_every_point_of_a_shared_store_ingest_is_killed_here() -> None:
     src = Path(ragit.__file__).parent
     reached = set(_PATTERN.findall((src / "store/postgres/write.py").read_text("utf-8")))
     apply = (src / "ingest/apply.py").read_text("utf-8")
+    apply += (src / "ingest/shared.py").read_text("utf-8")
     reached |= {"shared-chunks-written", "ingest-planned"} & set(_PATTERN.findall(apply))
     # A security purge's points are killed in test_security_purge.py.
     purge = {point for point in reached if point.startswith("pg-purge-")}

@@ -18,7 +18,8 @@ from _rows import DIM, make_rows, manifest_bytes
 from ragit.contract.errors import IngestStoreWriteUnverified, InputInvalid
 from ragit.store.postgres.migrate import migrate
 from ragit.store.postgres.read import PgReader
-from ragit.store.postgres.write import PgWriter, bulk_lock_key, writer_lock_key
+from ragit.store.postgres.steps import bulk_lock_key, writer_lock_key
+from ragit.store.postgres.write import PgWriter
 from ragit.text.morphemes import morpheme_terms
 from ragit.text.terms import cjk_terms, en_terms
 

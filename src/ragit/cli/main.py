@@ -436,8 +436,19 @@ def main(argv: Sequence[str] | None = None) -> None:
         sys.stdout.write(f"ragit {__version__}\n")
         sys.stdout.flush()
         raise SystemExit(0)
+    import gc
+
     import click
 
+    from ragit import _process
+
+    # A short-lived process: once a manifest is parsed, its objects (one per chunk id and
+    # document) live until exit, so they move to the collector's permanent generation and
+    # later full collections skip them (a cold `query` saves 50 ms at N=1,000, 85 ms at
+    # N=10,000). Reference counting still frees them; only a cycle that becomes garbage
+    # after the freeze stays, which does not outlive this process. `ragit-mcp` keeps the
+    # default (nothing frozen).
+    _process.on_manifest_loaded(gc.freeze)
     cli = build_cli()
     try:
         cli.main(args=args, prog_name="ragit", standalone_mode=False)

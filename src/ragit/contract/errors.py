@@ -45,8 +45,8 @@ them into envelopes and exit codes.
         ├── RepositoryStateChanged        REPOSITORY_STATE_CHANGED
         └── McpInternalError              MCP_INTERNAL_ERROR (MCP only)
 
-Messages never contain secrets or private query text; ``details`` hold only
-identifiers, paths and counts.
+The MCP-only errors live in :mod:`.mcp_errors`. Messages never contain secrets or private
+query text; ``details`` hold only identifiers, paths and counts.
 """
 
 from __future__ import annotations
@@ -184,20 +184,6 @@ class IngestBaseNotAncestor(InvalidInputError):
             f"base {base_sha} is not an ancestor of the target {head_sha}",
             details={"baseSha": base_sha, "headSha": head_sha},
             recovery="ragit ingest --all",
-        )
-
-
-class McpInvalidInput(InvalidInputError):
-    code = "MCP_INVALID_INPUT"
-
-    def __init__(self, field: str | None = None, reason: str | None = None) -> None:
-        message = "MCP tool input is invalid."
-        if field:
-            message = f"MCP tool input is invalid: {field}" + (f" ({reason})" if reason else "")
-        super().__init__(
-            message,
-            details={"field": field} if field else {},
-            hint="Correct the tool arguments and retry.",
         )
 
 
@@ -487,19 +473,6 @@ class EmbeddingMigrationRequired(NotReadyError):
         )
 
 
-class McpRemoteEmbeddingCacheMiss(NotReadyError):
-    code = "MCP_REMOTE_EMBEDDING_CACHE_MISS"
-
-    def __init__(self, provider: str, model: str, missing_count: int) -> None:
-        super().__init__(
-            "The read-only remote embedding cache is incomplete.",
-            details={"provider": provider, "model": model, "missingCount": missing_count},
-            hint=(
-                "Run the same query with the ragit CLI outside MCP to fill the cache, then retry."
-            ),
-        )
-
-
 # ---------------------------------------------------------------- corrupt
 
 
@@ -620,24 +593,3 @@ class RepositoryStateChanged(TransientError):
             details={"selectedHead": selected_head, "finalHead": final_head, "attempts": attempts},
             recovery="git status",
         )
-
-
-class McpInternalError(TransientError):
-    code = "MCP_INTERNAL_ERROR"
-
-    def __init__(self) -> None:
-        super().__init__("The MCP tool failed unexpectedly.", details={}, recovery="ragit doctor")
-
-
-def _leaves(cls: type[RagitError]) -> list[type[RagitError]]:
-    out: list[type[RagitError]] = []
-    for sub in cls.__subclasses__():
-        if "code" in sub.__dict__:
-            out.append(sub)
-        out.extend(_leaves(sub))
-    return out
-
-
-def catalog() -> list[type[RagitError]]:
-    """Every concrete error class, in code order (the recovery tests check each code)."""
-    return sorted(_leaves(RagitError), key=lambda c: c.code)

@@ -43,9 +43,7 @@ from ragit.embed.profile import (
     ProviderSpec,
     RetryPolicy,
     complete_profile,
-    is_loopback_url,
     missing_credential,
-    normalize_base_url,
     profile_from_store,
     provider_spec,
     register_provider,
@@ -53,6 +51,7 @@ from ragit.embed.profile import (
     resolve_profile,
     resolve_settings,
 )
+from ragit.embed.urls import is_loopback_url, normalize_base_url
 
 __all__ = [
     "DEFAULT_CACHE_DIR",

@@ -43,8 +43,8 @@ from typing import Any, Literal
 from ragit.contract.errors import (
     EmbeddingProviderFailed,
     InputInvalid,
-    McpRemoteEmbeddingCacheMiss,
 )
+from ragit.contract.mcp_errors import McpRemoteEmbeddingCacheMiss
 from ragit.embed.base import Embedder, ProviderOptions, Vector
 from ragit.embed.cache import CacheCheck, CacheMode, EmbeddingCache, normalize_text, text_key
 from ragit.embed.profile import (

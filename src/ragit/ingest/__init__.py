@@ -5,5 +5,7 @@ The text pipeline modules (:mod:`~ragit.snapshot.surface`,
 and import nothing heavy, so importing this package stays cheap. An ingest runs
 through :mod:`~ragit.ingest.request` (what is asked), :mod:`~ragit.ingest.plan`
 (the new snapshot, reading only; rows from :mod:`~ragit.ingest.rows`, which the
-store rebuild reuses) and :mod:`~ragit.ingest.apply` (the run, under the writer lock).
+store rebuild reuses) and :mod:`~ragit.ingest.apply` (the run, under the writer lock;
+the manifest and vectors it publishes from :mod:`~ragit.ingest.assemble`, the shared
+store's path in :mod:`~ragit.ingest.shared`).
 """

@@ -11,85 +11,28 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from datetime import datetime, timezone
 from typing import Any
 
 from ragit.config import RagitConfig
 from ragit.contract.errors import RagitError
+from ragit.ingest.assemble import build_manifest, embed_rows, new_rows, same_docs
 from ragit.ingest.plan import IngestPlan, Progress, plan_ingest
 from ragit.ingest.request import IngestRequest, validate_request
+from ragit.ingest.shared import (
+    apply_shared,
+    count_missing_shared,
+    finish_graph,
+    served_unchanged,
+    server_source,
+)
 from ragit.snapshot._git import GitRepo
 from ragit.snapshot.manifest import (
-    INDEX_VERSION,
-    ChunkScopes,
     Manifest,
-    ManifestEmbedding,
     manifest_exists,
 )
 from ragit.workspace import Workspace
 
 PRECHECK_MIN_ROWS = 64
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")[:-4] + "Z"
-
-
-def _build_manifest(plan: IngestPlan, git: GitRepo, profile: Any) -> Manifest:
-    info = profile.as_dict()
-    return Manifest(
-        index_version=INDEX_VERSION,
-        commit_sha=plan.target,
-        parent_sha=git.parent(plan.target),
-        created_at=_now(),
-        embedding=ManifestEmbedding(
-            namespace_id=info["namespaceId"],
-            provider=info["provider"],
-            model=info["model"],
-            dimensions=info["dimensions"],
-        ),
-        docs=[p.entry for p in plan.docs],
-        chunk_scopes=ChunkScopes(
-            session=plan.artifact_scopes.get("session", []),
-            harness=plan.artifact_scopes.get("harness", []),
-            evidence=plan.artifact_scopes.get("evidence", []),
-        ),
-        artifact_entries=plan.artifact_entries,
-    )
-
-
-def _same_docs(a: Manifest, b: Manifest) -> bool:
-    return (
-        [d.model_dump() for d in a.docs] == [d.model_dump() for d in b.docs]
-        and a.chunk_scopes == b.chunk_scopes
-        and a.artifact_entries == b.artifact_entries
-    )
-
-
-def _embed_rows(rows: list[Any], embedder: Any, progress: Progress) -> list[Any]:
-    """Attach vectors to ``rows`` (each unique chunk embedded once).
-
-    Each vector is kept as an ``array('f')`` (1 KiB at 256 dimensions instead of about
-    8 KiB as a list of Python floats); the store holds float32 anyway, and a double
-    narrows to the same float32 here as in zvec.
-    """
-    from array import array
-    from dataclasses import replace
-
-    out: list[Any] = []
-    batch = 256
-    started = time.monotonic()
-    for i in range(0, len(rows), batch):
-        part = rows[i : i + batch]
-        vectors = embedder.embed([r.search_en for r in part])
-        out.extend(replace(r, vector=array("f", v)) for r, v in zip(part, vectors, strict=True))
-        # Every batch: the CLI redraws a terminal display in place and throttles lines.
-        now = time.monotonic()
-        done = min(i + batch, len(rows))
-        rate = done / max(now - started, 1e-6)
-        eta = (len(rows) - done) / max(rate, 1e-6)
-        progress(f"embed: {done}/{len(rows)} chunks ({rate:.0f}/s, ETA {eta:.0f}s)")
-    return out
 
 
 def run_ingest(
@@ -103,23 +46,12 @@ def run_ingest(
     t_start = time.monotonic()
     validate_request(req)
     planned_on = _store_identity(ws)
-    server = _server_source(ws, cfg)
+    server = server_source(ws, cfg)
     try:
         return _run(ws, cfg, req, progress, t_start, planned_on, server)
     finally:
         if server is not None:
             server.close()
-
-
-def _server_source(ws: Workspace, cfg: RagitConfig) -> Any:
-    """With ``store.backend = "postgres"``: the shared store's snapshots, where planning finds
-    a base the clone has no manifest file of (nothing connects before the first call)."""
-    if cfg.store.backend != "postgres":
-        return None
-    from ragit.store.backend import open_source
-
-    head = GitRepo(ws.root).head().sha
-    return open_source(ws, "postgres", _repository(ws, cfg, head or ""))
 
 
 def _run(
@@ -139,10 +71,10 @@ def _run(
     embedder = build_embedder(
         ws.root, cfg.embedding, cfg.security, mode="dry-run" if req.dry_run else "cli"
     )
-    manifest = _build_manifest(plan, git, embedder.profile)
+    manifest = build_manifest(plan, git, embedder.profile)
     _check_store_profile(ws, embedder.profile.as_dict(), plan, dry_run=req.dry_run)
-    noop = plan.existing_target is not None and _same_docs(plan.existing_target, manifest)
-    if noop and cfg.store.backend == "postgres" and not _served_unchanged(server, manifest):
+    noop = plan.existing_target is not None and same_docs(plan.existing_target, manifest)
+    if noop and cfg.store.backend == "postgres" and not served_unchanged(server, manifest):
         # The local manifest's snapshot is not (or no longer) on the server, or the server's
         # row is damaged: publishing again is the recovery doctor names.
         noop = False
@@ -151,12 +83,12 @@ def _run(
     def replan_fresh() -> tuple[IngestPlan, Manifest]:
         """Plan again without carrying documents over from indexed manifests."""
         again = plan_ingest(ws, cfg, req, progress, reuse_documents=False, server=server)
-        return again, _build_manifest(again, git, embedder.profile)
+        return again, build_manifest(again, git, embedder.profile)
 
     if req.dry_run:
         if server is not None:
             planned = plan
-            plan, embedded = _count_missing_shared(
+            plan, embedded = count_missing_shared(
                 server, plan, manifest, embedder.profile.as_dict(), replan_fresh
             )
             plan.blockers.extend(b for b in planned.blockers if b not in plan.blockers)
@@ -164,7 +96,7 @@ def _run(
             data = _report(ws, req, plan, noop)
             data["warnings"] = [*warnings, *(w for w in plan.warnings if w not in warnings)]
         else:
-            embedded = _count_missing(ws, list(_new_rows(plan)))
+            embedded = _count_missing(ws, list(new_rows(plan)))
         _dry_run_lock_blockers(ws, data)
         data["embedded"] = embedded
         data["wouldFail"] = bool(data["blockers"])
@@ -172,7 +104,7 @@ def _run(
         return data
     if noop:
         if cfg.store.backend == "postgres":
-            _finish_graph(ws, cfg, embedder.profile.as_dict(), plan.target)
+            finish_graph(ws, cfg, embedder.profile.as_dict(), plan.target)
         if _residue_left(ws):
             # The snapshot is unchanged, but a crashed writer may have committed this very
             # manifest without publishing its chunks: only a writer finishes that.
@@ -183,13 +115,13 @@ def _run(
 
     def replan() -> tuple[IngestPlan, Manifest]:
         again = plan_ingest(ws, cfg, req, progress, server=server)
-        return again, _build_manifest(again, git, embedder.profile)
+        return again, build_manifest(again, git, embedder.profile)
 
     if cfg.store.backend == "postgres":
         # Planning's connection is not held while the chunks are embedded (a plan made again
         # under the lock reconnects); the writer has its own.
         server.close()
-        plan, embed_ms, store_ms, embedded, lock_warnings = _apply_shared(
+        plan, embed_ms, store_ms, embedded, lock_warnings = apply_shared(
             ws, cfg, plan, manifest, embedder, progress, replan_fresh
         )
     else:
@@ -212,17 +144,6 @@ def _run(
         "storeMs": store_ms,
     }
     return data
-
-
-def _new_rows(plan: IngestPlan) -> dict[str, Any]:
-    """The rows of the chunks this plan produced (each chunk id once)."""
-    new_rows: dict[str, Any] = {}
-    for doc in plan.docs:
-        for row in doc.rows:
-            new_rows.setdefault(row.chunk_id, row)
-    for row in plan.artifact_rows:
-        new_rows.setdefault(row.chunk_id, row)
-    return new_rows
 
 
 def _store_identity(ws: Workspace) -> str | None:
@@ -394,163 +315,6 @@ def _count_missing(ws: Workspace, chunk_ids: list[str]) -> int:
         reader.close()
 
 
-def _count_missing_shared(
-    server: Any,
-    plan: IngestPlan,
-    manifest: Manifest,
-    profile: dict[str, Any],
-    replan_fresh: Callable[[], tuple[IngestPlan, Manifest]],
-) -> tuple[IngestPlan, int]:
-    """A dry run on the shared store: the plan and the count of chunks the ingest would
-    embed, decided as :func:`_apply_shared` decides them, against the chunks the server
-    holds (read-only: nothing is written locally or on the server).
-
-    Raises:
-        SnapshotStoreUnavailable: no server, refused (naming the commit).
-    """
-    namespace = str(profile["namespaceId"])
-    rows = _new_rows(plan)
-    present = server.stored(namespace, manifest.all_chunk_ids(), plan.target)
-    if manifest.all_chunk_ids() - present - rows.keys():
-        plan, manifest = replan_fresh()  # the real ingest reads those documents again
-        rows = _new_rows(plan)
-        present = server.stored(namespace, rows.keys(), plan.target)
-    return plan, sum(1 for chunk_id in rows if chunk_id not in present)
-
-
-def _served_unchanged(server: Any, manifest: Manifest) -> bool:
-    """Whether the shared store (``server``, a ``PostgresSource``) holds a snapshot of the
-    manifest's commit for this repository whose manifest is valid and has the same documents.
-
-    Raises:
-        SnapshotStoreUnavailable: no server, refused (naming the commit).
-    """
-    sha = manifest.commit_sha
-    raw = server.manifest(sha)
-    if raw is None:
-        return False
-    from ragit.snapshot.manifest import parse_manifest
-
-    try:
-        served = parse_manifest(sha, raw, f"postgres:{sha}")
-    except RagitError:
-        return False
-    return _same_docs(served, manifest)
-
-
-def _repository(ws: Workspace, cfg: RagitConfig, sha: str) -> str:
-    """The repository's name on the shared store (:mod:`ragit.snapshot.repository`).
-
-    Raises:
-        SnapshotStoreUnavailable: unset in a shallow clone (naming ``sha``).
-    """
-    from ragit.contract.errors import SnapshotStoreUnavailable
-    from ragit.snapshot.repository import store_repository
-
-    try:
-        return store_repository(ws, cfg)
-    except SnapshotStoreUnavailable as exc:
-        raise exc.naming(sha) from None
-
-
-def _finish_graph(ws: Workspace, cfg: RagitConfig, profile: dict[str, Any], sha: str) -> None:
-    """An unchanged commit on the shared store: build the namespace's HNSW graph when a bulk
-    load left it missing or invalid (a loader or a build killed before the end), unless a load
-    is still running; `doctor`'s ``store.vector-index`` names this ingest as the recovery.
-
-    Raises:
-        SnapshotStoreUnavailable: no server, refused (naming ``sha``).
-    """
-    from ragit.contract.errors import SnapshotStoreUnavailable
-    from ragit.store.backend_write import open_writer
-
-    try:
-        with open_writer(
-            "postgres",
-            repository=_repository(ws, cfg, sha),
-            namespace=str(profile["namespaceId"]),
-            dimensions=int(profile["dimensions"]),
-        ) as writer:
-            writer.build_index()
-    except SnapshotStoreUnavailable as exc:
-        raise exc.naming(sha) from None
-
-
-def _apply_shared(
-    ws: Workspace,
-    cfg: RagitConfig,
-    plan: IngestPlan,
-    manifest: Manifest,
-    embedder: Any,
-    progress: Progress,
-    replan_fresh: Callable[[], tuple[IngestPlan, Manifest]],
-) -> tuple[IngestPlan, int, int, int, list[str]]:
-    """Apply to the shared store (``store.backend = "postgres"``, docs/team.md).
-
-    Documents the plan carries over from local manifests are checked against the server: when
-    it lacks some of their chunks (the manifests were made by a zvec ingest, or for another
-    server), the commit is planned again without reuse, so those chunks are written too.
-
-    Under the local writer lock (one ingest per worktree; selection reports it as running):
-    the chunks the server lacks are embedded and written in batches, then the manifest's
-    bytes and every chunk id it names are published in one transaction, and only then the
-    local manifest file is written. A writer killed before the publication leaves the
-    commit's previous snapshot on the server answering (the chunks it wrote stay, unused,
-    and are skipped by the next ingest).
-    """
-    from ragit import _faults as faults
-    from ragit.contract.errors import SnapshotStoreUnavailable
-    from ragit.snapshot.manifest import write_manifest
-    from ragit.store.backend_write import open_writer
-    from ragit.store.lock import WriterLock
-
-    profile = embedder.profile.as_dict()
-    try:
-        # Connect first: an unreachable server fails the ingest before anything local moves.
-        writer = open_writer(
-            "postgres",
-            repository=_repository(ws, cfg, plan.target),
-            namespace=str(profile["namespaceId"]),
-            dimensions=int(profile["dimensions"]),
-        )
-    except SnapshotStoreUnavailable as exc:
-        raise exc.naming(plan.target) from None
-    with writer, WriterLock.acquire(ws, command="ingest", head_sha=plan.target) as lock:
-        warnings = list(lock.warnings)
-        rows = list(_new_rows(plan).values())
-        t0 = time.monotonic()
-        try:
-            wanted = manifest.all_chunk_ids()
-            present = writer.existing(wanted)
-            if wanted - present - {r.chunk_id for r in rows}:
-                progress("plan: the shared store lacks chunks of reused documents; reading them")
-                plan, manifest = replan_fresh()
-                rows = list(_new_rows(plan).values())
-                present = writer.existing(r.chunk_id for r in rows)
-            candidates = [r for r in rows if r.chunk_id not in present]
-            store_ms = int((time.monotonic() - t0) * 1000)
-            t1 = time.monotonic()
-            if candidates:
-                progress(f"embed: 0/{len(candidates)} new chunks with {profile['provider']}")
-            embedded_rows = _embed_rows(candidates, embedder, progress)
-            embed_ms = int((time.monotonic() - t1) * 1000)
-            t2 = time.monotonic()
-            progress(f"store: 0/2 steps: writing {len(embedded_rows)} chunks to the shared store")
-            # Announced before the batches: a load that is large for the namespace goes in
-            # without the HNSW graph, which the publication builds once over every row.
-            writer.expect(len(embedded_rows))
-            writer.write(embedded_rows)
-            faults.reach("shared-chunks-written")
-            progress("store: 1/2 steps: publishing the snapshot")
-            writer.publish(plan.target, manifest.to_json_bytes(), manifest.all_chunk_ids())
-            progress("store: 2/2 steps: published")
-        except SnapshotStoreUnavailable as exc:
-            raise exc.naming(plan.target) from None
-        write_manifest(ws, manifest)
-        store_ms += int((time.monotonic() - t2) * 1000)
-    return plan, embed_ms, store_ms, len(embedded_rows), warnings
-
-
 def _apply(
     ws: Workspace,
     plan: IngestPlan,
@@ -583,7 +347,7 @@ def _apply(
     ) as lock:
         # Room for a store write before anything changes (a full disk inside zvec can leave
         # files it crashes on): no journal, no open. A write of the manifest alone needs none.
-        adding = len(_new_rows(plan))
+        adding = len(new_rows(plan))
         if adding or read_meta(ws) is None:
             require_space(ws, adding, int(profile["dimensions"]))
         check_canonical_intact(ws, lock)  # never publish damaged canonical files
@@ -604,7 +368,7 @@ def _apply(
             # reuses may be gone. Plan again, now that no other writer can change them.
             progress("plan: the store changed since planning; planning again under the lock")
             plan, manifest = replan()
-        rows = list(_new_rows(plan).values())
+        rows = list(new_rows(plan).values())
         known_ids: set[str] = set()
         for source in plan.reuse_sources:
             known_ids |= source.all_chunk_ids()
@@ -642,7 +406,7 @@ def _apply(
                 ws, lock, profile, candidates, embedder, progress
             )
         else:
-            embedded_rows = _embed_rows(candidates, embedder, progress)
+            embedded_rows = embed_rows(candidates, embedder, progress)
         embed_ms = int((time.monotonic() - t1) * 1000)
         t2 = time.monotonic()
         compaction = "single"

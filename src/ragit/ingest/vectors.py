@@ -5,7 +5,7 @@ on the new chunks, opens the store writer and indexes the chunks' terms
 (:meth:`ragit.store.writer.StoreWriter.index_terms`: journal first, then postings) while the
 helper computes vectors, then embeds the remaining batches from the back until the two meet.
 The rows, their vectors and every store write are the same as the single-process path's
-(:func:`ragit.ingest.apply._embed_rows`, then ``insert``); only the order of the work
+(:func:`ragit.ingest.assemble.embed_rows`, then ``insert``); only the order of the work
 changes.
 """
 

@@ -1,7 +1,7 @@
 """Strict validation of MCP tool arguments (contract §4 and §11).
 
 Any JSON value can arrive as ``arguments``; everything that does not follow the
-tool's input schema becomes :class:`~ragit.contract.errors.McpInvalidInput`
+tool's input schema becomes :class:`~ragit.contract.mcp_errors.McpInvalidInput`
 naming the first offending field (unknown keys first, then the fields in schema
 order). Values are never echoed. The integer rule is the CLI's (contract §4):
 booleans, strings, fractions and integral floats such as ``5.0`` are refused.
@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragit.contract.command_spec import SCOPES, VIEWS
-from ragit.contract.errors import McpInvalidInput
 from ragit.contract.inputs import has_control_chars
+from ragit.contract.mcp_errors import McpInvalidInput
 from ragit.mcp.tools import (
     CONTEXT_PACK,
     CONTEXT_PACK_INPUT,

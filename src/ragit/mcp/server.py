@@ -32,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ragit import __version__
+from ragit import __version__, _process
 
 if TYPE_CHECKING:
     from ragit.mcp.service import ToolResult, ToolService
@@ -278,10 +278,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     from ragit.mcp import write_guard
     from ragit.mcp.service import ToolService
     from ragit.mcp.transport import StdioTransport
-    from ragit.snapshot import manifest
 
-    manifest.FREEZE_GC_AFTER_LOAD = False  # a long-lived process: keep collecting everything
-
+    # A long-lived process: parsed manifests come and go, so the collector keeps seeing
+    # everything (the CLI, which exits after one command, freezes them instead).
+    _process.on_manifest_loaded(None)
     logging.basicConfig(
         stream=sys.stderr,
         level=logging.WARNING,

@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from ragit import __version__
-from ragit.contract.errors import McpInternalError, McpInvalidInput, RagitError
+from ragit.contract.errors import RagitError
+from ragit.contract.mcp_errors import McpInternalError, McpInvalidInput
 from ragit.mcp import arguments as arg
 from ragit.mcp.tools import (
     CONTEXT_PACK,

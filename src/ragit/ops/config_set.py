@@ -177,7 +177,7 @@ def set_value(ws: Workspace, dotted: str, raw: str, *, dry_run: bool) -> ConfigS
     if section == "embedding" and key == "base_url" and value:
         # The rules every provider applies (docs/config.md), before the value reaches a file that
         # may be committed: a password in the URL is refused, never stored.
-        from ragit.embed.profile import normalize_base_url
+        from ragit.embed.urls import normalize_base_url
 
         normalize_base_url(str(value))
     try:

@@ -29,7 +29,7 @@ purge (under the writer lock; ``--dry-run`` writes nothing and returns the plan)
   clone's session artifact, is not deleted from a store every clone reads), the list is
   recorded, then one server transaction deletes the stale snapshots and the chunks and
   postings no remaining snapshot of any repository cites
-  (:class:`ragit.store.postgres.write.PgPurge`), then the clone's copies of their
+  (:class:`ragit.store.postgres.purge.PgPurge`), then the clone's copies of their
   manifests. The server is connected, and the role's DELETE privileges checked, before
   anything changes; a dry run reads it through a read-only connection;
 * ``cache`` — deletes the embedding cache (the whole directory when it lies inside
@@ -42,25 +42,29 @@ Repository documents are never rewritten: fix the document, commit, then ingest.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ragit.config import RagitConfig
 from ragit.contract.errors import NotInitialized, RagitError, SnapshotStoreUnavailable
+from ragit.ops.security_purge_shared import (
+    Shared,
+    SharedPlan,
+    open_shared,
+    plan_shared,
+    plan_shared_items,
+    purge_shared,
+)
+from ragit.ops.security_regenerate import Progress, StorePlan, plan_store
 from ragit.ops.security_scan import (
     control_plane_files,
     pending_stale,
     record_stale,
     scan_control_plane_file,
-    secret_labels,
     security_dir,
     stale_entries,
 )
 from ragit.workspace import Workspace
-
-Progress = Callable[[str], None]
 
 TARGETS = ("control-plane", "store", "cache", "quarantine", "all")
 LOCK_COMMAND = "security-purge"
@@ -108,241 +112,13 @@ def _residue_dirs(ws: Workspace) -> list[Path]:
     return [d for d in (next_dir(ws), prev_dir(ws)) if d.exists()]
 
 
-@dataclass
-class _StorePlan:
-    manifests: dict[str, Any]
-    rows: list[Any]
-    expected: set[str]
-    stale: dict[str, str]  # manifest sha → reason
-
-
-def _plan_store(
-    ws: Workspace,
-    cfg: RagitConfig,
-    progress: Progress,
-    manifests: dict[str, Any] | None = None,
-) -> _StorePlan:
-    """Regenerate every chunk of ``manifests`` (default: the local manifest files) from git
-    with the current rules (reads only).
-
-    A snapshot is stale when any chunk it cites cannot be regenerated exactly: its
-    stored text was made under other masking (or chunking) rules, its blob no longer
-    reads, or a regenerated artifact chunk still holds a raw secret.
-    """
-    from ragit.ops.rebuild import _manifests, _regenerate
-
-    if manifests is None:
-        manifests, _bad = _manifests(ws)
-    rows, problems, expected = _regenerate(ws, cfg, manifests, progress)
-    clean = [
-        row
-        for row in rows
-        if not any(
-            secret_labels(value)
-            for value in (row.text, row.search_en, row.section_title, row.heading_path)
-        )
-    ]
-    good = {row.chunk_id for row in clean}
-    reasons = {p["versionId"]: p["reason"] for p in problems}
-    stale: dict[str, str] = {}
-    for sha, manifest in sorted(manifests.items()):
-        lost = manifest.all_chunk_ids() - good
-        if not lost:
-            continue
-        why = sorted({reasons[d.version_id] for d in manifest.docs if d.version_id in reasons})
-        stale[sha] = "; ".join(why) or f"{len(lost)} chunk(s) cannot be regenerated clean"
-    return _StorePlan(manifests, clean, expected & good, stale)
-
-
-# ---------------------------------------------------------------- the shared store
-
-
-@dataclass
-class _Shared:
-    """The shared store (``store.backend = "postgres"``) a purge reads and, applying, writes."""
-
-    repository: str
-    reader: Any  # ragit.store.postgres.read.PgReader: a read-only connection
-    purger: Any  # ragit.store.postgres.write.PgPurge (None in a dry run)
-
-    def close(self) -> None:
-        self.reader.close()
-        if self.purger is not None:
-            self.purger.close()
-
-
-def _open_shared(ws: Workspace, cfg: RagitConfig, *, apply: bool) -> _Shared:
-    """Connect to the shared store: applying, first as a role that may delete (checked
-    before anything changes); then a read-only connection for the plan.
-
-    Raises:
-        SnapshotStoreUnavailable: no server, refused, another schema version, the client
-            missing, a role without the privileges a purge needs, or a shallow clone
-            without ``store.repository``.
-    """
-    from ragit.snapshot.repository import store_repository
-
-    repository = store_repository(ws, cfg)
-    from ragit.store.postgres import client_required
-
-    with client_required():
-        from ragit.store.postgres.read import PgReader
-        from ragit.store.postgres.write import PgPurge
-    purger = PgPurge.open(repository) if apply else None
-    try:
-        reader = PgReader.open()
-    except BaseException:
-        if purger is not None:
-            purger.close()
-        raise
-    return _Shared(repository, reader, purger)
-
-
-@dataclass
-class _SharedPlan:
-    repository: str
-    indexed: set[str]  # the repository's commits on the server
-    chunks: int  # distinct chunks the snapshots kept cite
-    stale: dict[str, str]  # sha → reason
-    bound: dict[str, tuple[int, str]]  # stale sha → (snapshot id, namespace)
-    secret: dict[int, set[str]]  # namespace id → chunks of stale snapshots holding a secret
-    orphans: int  # chunks deleting the stale snapshots leaves unused (deleted)
-    elsewhere: int  # secret chunks another repository's snapshots cite (kept)
-    notes: list[str]  # warnings of the plan (but :func:`_elsewhere`)
-
-
-def _snapshot_path(repository: str, sha: str | None = None) -> str:
-    return f"postgres:{repository}" + (f":{sha}" if sha else "")
-
-
-def _plan_shared(
-    ws: Workspace, cfg: RagitConfig, shared: _Shared, progress: Progress
-) -> _SharedPlan:
-    """The repository's snapshots on the server, judged with the current rules (reads only).
-
-    Their manifests are regenerated from git as the local store's are (:func:`_plan_store`);
-    a chunk that cannot be regenerated clean is then read back from the server, and a
-    snapshot is stale when such a chunk's stored text holds a secret the current masking
-    rules catch. A chunk that cannot be regenerated here for another reason (a chunker
-    change, an artifact record this clone lacks, a blob it cannot read) but holds no secret
-    is kept: the server serves every clone, and deleting a clean snapshot would only cost
-    them a re-ingest.
-    """
-    from ragit.snapshot.manifest import parse_manifest
-
-    snapshots = shared.reader.snapshots(shared.repository)
-    manifests: dict[str, Any] = {}
-    for snap in snapshots:
-        try:
-            manifests[snap.commit_sha] = parse_manifest(
-                snap.commit_sha, snap.manifest, "the shared store"
-            )
-        except RagitError:
-            continue  # every chunk it cites is read back below
-    regenerated = _plan_store(ws, cfg, progress, manifests)
-    good = {row.chunk_id for row in regenerated.rows}
-    suspects: dict[int, set[str]] = {}
-    for snap in snapshots:
-        suspects.setdefault(snap.namespace_id, set()).update(set(snap.chunk_ids) - good)
-    secret: dict[int, set[str]] = {}
-    for namespace_id, ids in sorted(suspects.items()):
-        texts = shared.reader.chunk_texts(namespace_id, ids)
-        secret[namespace_id] = {
-            cid
-            for cid, fields in texts.items()
-            if any(secret_labels(value) for value in fields.values())
-        }
-    stale: dict[str, str] = {}
-    bound: dict[str, tuple[int, str]] = {}
-    cited: dict[int, set[str]] = {}
-    kept: list[str] = []
-    for snap in snapshots:
-        hits = set(snap.chunk_ids) & secret.get(snap.namespace_id, set())
-        if not hits:
-            if set(snap.chunk_ids) - good:
-                kept.append(snap.commit_sha)
-            continue
-        why = regenerated.stale.get(snap.commit_sha)
-        stale[snap.commit_sha] = (
-            f"{len(hits)} stored chunk(s) hold a secret the current masking rules catch"
-            + (f" ({why})" if why else "")
-        )
-        bound[snap.commit_sha] = (snap.snapshot_id, snap.namespace)
-        cited.setdefault(snap.namespace_id, set()).update(hits)
-    notes: list[str] = []
-    if kept:
-        notes.append(
-            f"{len(kept)} snapshot(s) cite chunks this clone cannot regenerate from git "
-            "(another chunker, artifact records or blobs it lacks) that hold no secret under "
-            "the current rules: kept"
-        )
-    if ws.store_dir.exists():
-        notes.append(
-            f"{ws.relative(ws.store_dir)} (the embedded store, unused while store.backend is "
-            "postgres) was not purged: delete it, or purge it with store.backend = zvec"
-        )
-    remaining: set[tuple[int, str]] = set()
-    for snap in snapshots:
-        if snap.commit_sha not in stale:
-            remaining.update((snap.namespace_id, cid) for cid in snap.chunk_ids)
-    orphans = shared.reader.orphan_chunks([bound[sha][0] for sha in sorted(bound)])
-    return _SharedPlan(
-        repository=shared.repository,
-        indexed={snap.commit_sha for snap in snapshots},
-        chunks=len(remaining),
-        stale=stale,
-        bound=bound,
-        secret=cited,
-        orphans=sum(len(ids) for ids in orphans.values()),
-        elsewhere=shared.reader.cited_elsewhere(shared.repository, cited),
-        notes=notes,
-    )
-
-
-def _plan_shared_items(ws: Workspace, plan: _SharedPlan) -> tuple[list[dict[str, Any]], list[str]]:
-    """The planned items and warnings of a shared-store plan."""
-    planned: list[dict[str, Any]] = []
-    warnings: list[str] = []
-    if not plan.indexed:
-        return planned, warnings
-    planned.append(
-        {
-            "target": "store",
-            "action": "purge",
-            "path": _snapshot_path(plan.repository),
-            "chunks": plan.orphans,
-        }
-    )
-    for sha, reason in sorted(plan.stale.items()):
-        item = {
-            "target": "store",
-            "action": "delete",
-            "path": _snapshot_path(plan.repository, sha),
-            "reason": reason,
-        }
-        if ws.manifest_path(sha).exists():
-            item["manifest"] = ws.relative(ws.manifest_path(sha))
-        planned.append(item)
-    return planned, plan.notes + _elsewhere(plan.elsewhere)
-
-
-def _elsewhere(count: int) -> list[str]:
-    if not count:
-        return []
-    return [
-        f"{count} chunk(s) holding a secret are also cited by snapshots of other repositories "
-        "on the shared store and were kept: each of those repositories must run: "
-        "ragit security purge --target store"
-    ]
-
-
 def plan_purge(
     ws: Workspace,
     cfg: RagitConfig,
     target: str,
     progress: Progress,
-    shared: _Shared | None = None,
-) -> tuple[list[dict[str, Any]], _StorePlan | _SharedPlan | None, list[str]]:
+    shared: Shared | None = None,
+) -> tuple[list[dict[str, Any]], StorePlan | SharedPlan | None, list[str]]:
     """What a purge of ``target`` would do (reads only): planned items, store plan, warnings.
     On the shared store, ``shared`` is the connection to read it through.
 
@@ -353,7 +129,7 @@ def plan_purge(
 
     planned: list[dict[str, Any]] = []
     warnings: list[str] = []
-    store_plan: _StorePlan | _SharedPlan | None = None
+    store_plan: StorePlan | SharedPlan | None = None
     for part in _targets(target):
         if part == "control-plane":
             for path in control_plane_files(ws):
@@ -379,8 +155,8 @@ def plan_purge(
         elif part == "store" and cfg.store.backend == "postgres":
             if shared is None:
                 raise SnapshotStoreUnavailable(None, "the shared store was not connected")
-            store_plan = _plan_shared(ws, cfg, shared, progress)
-            items, notes = _plan_shared_items(ws, store_plan)
+            store_plan = plan_shared(ws, cfg, shared, progress)
+            items, notes = plan_shared_items(ws, store_plan)
             planned.extend(items)
             warnings.extend(notes)
         elif part == "store":
@@ -395,7 +171,7 @@ def plan_purge(
                 present = meta is not None
             if not present:
                 continue
-            store_plan = _plan_store(ws, cfg, progress)
+            store_plan = plan_store(ws, cfg, progress)
             planned.append(
                 {
                     "target": part,
@@ -474,7 +250,7 @@ def _delete_cache(ws: Workspace, cfg: RagitConfig) -> tuple[list[str], list[str]
 
 
 def _purge_store(
-    ws: Workspace, cfg: RagitConfig, lock: Any, plan: _StorePlan | None, progress: Progress
+    ws: Workspace, cfg: RagitConfig, lock: Any, plan: StorePlan | None, progress: Progress
 ) -> tuple[list[str], dict[str, Any] | None, list[str]]:
     """Replace the store with one regenerated under the current rules; returns
     (deleted paths, store summary, warnings)."""
@@ -526,45 +302,6 @@ def _purge_store(
     return deleted, summary, warnings
 
 
-def _purge_shared(
-    ws: Workspace, shared: _Shared, plan: _SharedPlan
-) -> tuple[list[str], dict[str, Any], list[str], set[str]]:
-    """Delete the stale snapshots of the repository on the shared store and the chunks only
-    they cited (one server transaction), then their local manifest files; returns (deleted
-    paths, store summary, warnings, the commits still indexed on the server)."""
-    from ragit._fs import fsync_dir
-
-    # Recorded first, so a purge killed at any point still names the commits to re-index.
-    earlier = pending_stale(ws, plan.indexed)
-    record_stale(ws, {**earlier, **plan.stale})
-    result = shared.purger.purge(plan.bound, plan.secret)
-    deleted = [_snapshot_path(plan.repository, sha) for sha in result.deleted]
-    # The local copies of the deleted snapshots' manifests go after the server's commit
-    # (also those of a purge killed after it: recorded, no longer on the server).
-    for sha in sorted(set(result.deleted) | set(earlier)):
-        path = ws.manifest_path(sha)
-        if path.exists():
-            path.unlink()
-            deleted.append(ws.relative(path))
-    if len(deleted) > len(result.deleted):
-        fsync_dir(ws.manifest_dir)
-    warnings = [
-        f"snapshot {sha} was published again while the purge ran and was left as it is: "
-        "run the purge again to check it"
-        for sha in result.changed
-    ]
-    warnings.extend(plan.notes + _elsewhere(result.elsewhere))
-    indexed = plan.indexed - set(result.deleted)
-    summary = {
-        "backend": "postgres",
-        "repository": plan.repository,
-        "manifests": len(indexed),
-        "chunks": plan.chunks,
-        "deletedChunks": result.chunks,
-    }
-    return deleted, summary, warnings, indexed
-
-
 def run_purge(
     ws: Workspace, cfg: RagitConfig, *, target: str, dry_run: bool, progress: Progress
 ) -> dict[str, Any]:
@@ -593,11 +330,11 @@ def run_purge(
     if not dry_run and not ws.is_initialized():
         # Without init, .ragit/ is not git-ignored: the lock file alone would dirty the worktree.
         raise NotInitialized(str(ws.root))
-    shared: _Shared | None = None
+    shared: Shared | None = None
     if "store" in _targets(target) and cfg.store.backend == "postgres":
         # Connected first: no server, or a role that may not delete, fails the purge before
         # anything local or on the server changes.
-        shared = _open_shared(ws, cfg, apply=not dry_run)
+        shared = open_shared(ws, cfg, apply=not dry_run)
     try:
         if dry_run:
             _dry_run(ws, cfg, target, progress, shared, data)
@@ -614,13 +351,13 @@ def _dry_run(
     cfg: RagitConfig,
     target: str,
     progress: Progress,
-    shared: _Shared | None,
+    shared: Shared | None,
     data: dict[str, Any],
 ) -> None:
     planned, store_plan, warnings = plan_purge(ws, cfg, target, progress, shared)
     data.update(planned=planned, warnings=warnings)
     if "store" in _targets(target):
-        indexed = store_plan.indexed if isinstance(store_plan, _SharedPlan) else None
+        indexed = store_plan.indexed if isinstance(store_plan, SharedPlan) else None
         stale = {**pending_stale(ws, indexed), **(store_plan.stale if store_plan else {})}
         data["staleSnapshots"] = stale_entries(stale)
 
@@ -630,7 +367,7 @@ def _apply(
     cfg: RagitConfig,
     target: str,
     progress: Progress,
-    shared: _Shared | None,
+    shared: Shared | None,
     data: dict[str, Any],
 ) -> None:
     from ragit.store.lock import WriterLock
@@ -648,16 +385,16 @@ def _apply(
                 data["deleted"].extend(_clear_quarantine(ws))
             elif part == "store" and shared is not None:
                 planned, shared_plan, _w = plan_purge(ws, cfg, part, progress, shared)
-                assert isinstance(shared_plan, _SharedPlan)
+                assert isinstance(shared_plan, SharedPlan)
                 data["planned"].extend(planned)
-                deleted, summary, warnings, indexed = _purge_shared(ws, shared, shared_plan)
+                deleted, summary, warnings, indexed = purge_shared(ws, shared, shared_plan)
                 data["deleted"].extend(deleted)
                 data["warnings"].extend(warnings)
                 data["store"] = summary
                 _report_stale(ws, data, pending_stale(ws, indexed))
             elif part == "store":
                 planned, store_plan, _w = plan_purge(ws, cfg, part, progress)
-                assert not isinstance(store_plan, _SharedPlan)
+                assert not isinstance(store_plan, SharedPlan)
                 data["planned"].extend(planned)
                 deleted, zvec_summary, warnings = _purge_store(ws, cfg, lock, store_plan, progress)
                 data["deleted"].extend(deleted)

@@ -176,19 +176,23 @@ def _cosine(a: list[float], b: list[float], na: float | None = None) -> float:
     return max(0.0, min(1.0, dot / (na * nb)))
 
 
-_DOC_CHUNKS: dict[int, tuple[Manifest, frozenset[str]]] = {}
+# Per snapshot (commit sha): the parsed manifest the entry was built from, held so that it
+# is the one compared, and the set built from it.
+_DOC_CHUNKS: dict[str, tuple[Manifest, frozenset[str]]] = {}
 
 
 def document_chunk_ids(manifest: Manifest) -> frozenset[str]:
-    """The chunk ids the documents of ``manifest`` cite (memoized per parsed manifest
-    object, so the MCP server builds the set once per snapshot)."""
-    cached = _DOC_CHUNKS.get(id(manifest))
+    """The chunk ids the documents of ``manifest`` cite (memoized per snapshot for as long
+    as the same parsed manifest is asked, so the MCP server builds the set once; a re-read
+    manifest replaces its snapshot's entry)."""
+    cached = _DOC_CHUNKS.get(manifest.commit_sha)
     if cached is not None and cached[0] is manifest:
         return cached[1]
     frozen = frozenset(chain.from_iterable(doc.chunk_ids for doc in manifest.docs))
+    _DOC_CHUNKS.pop(manifest.commit_sha, None)
     if len(_DOC_CHUNKS) >= 8:
         _DOC_CHUNKS.pop(next(iter(_DOC_CHUNKS)))
-    _DOC_CHUNKS[id(manifest)] = (manifest, frozen)
+    _DOC_CHUNKS[manifest.commit_sha] = (manifest, frozen)
     return frozen
 
 
@@ -209,7 +213,8 @@ def chunk_owners(manifest: Manifest, chunk_ids: set[str]) -> dict[str, list[Any]
 # How many chunk ids of a snapshot a reader fetches to prove its generation holds the
 # snapshot (two per sampled document: its first and last chunk).
 SAMPLE_DOCS = 32
-_PRESENT: dict[tuple[int, str, int], Manifest] = {}
+# (snapshot sha, store id, generation) → the parsed manifest whose sample was found there.
+_PRESENT: dict[tuple[str, str, int], Manifest] = {}
 
 
 def _sample_ids(manifest: Manifest) -> list[str]:
@@ -235,7 +240,7 @@ def check_snapshot_in_store(manifest: Manifest, snapshot_sha: str, reader: Any) 
     Raises:
         SnapshotStoreUnavailable: a sampled chunk is missing.
     """
-    key = (id(manifest), str(getattr(reader, "store_id", "")), getattr(reader, "generation", 0))
+    key = (snapshot_sha, str(getattr(reader, "store_id", "")), getattr(reader, "generation", 0))
     known = _PRESENT.get(key)
     if known is manifest:
         return
@@ -245,6 +250,7 @@ def check_snapshot_in_store(manifest: Manifest, snapshot_sha: str, reader: Any) 
         missing = [cid for cid in sample if cid not in found]
         if missing:
             raise _missing_chunks(snapshot_sha, reader, len(missing), len(sample))
+    _PRESENT.pop(key, None)
     if len(_PRESENT) >= 8:
         _PRESENT.pop(next(iter(_PRESENT)))
     _PRESENT[key] = manifest

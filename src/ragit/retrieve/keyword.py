@@ -66,7 +66,9 @@ class SnapshotTerms:
         return len(self.ids)
 
 
-_CACHE: dict[tuple[int, str], tuple[Any, Any, SnapshotTerms]] = {}
+# (snapshot sha, index file) → the owner and reader the statistics were computed for, held
+# so that they are the ones compared, and the statistics.
+_CACHE: dict[tuple[str, str], tuple[Any, Any, SnapshotTerms]] = {}
 
 
 def snapshot_terms(
@@ -77,12 +79,13 @@ def snapshot_terms(
     documents: Sequence[Sequence[str]] = (),
 ) -> SnapshotTerms:
     """The keyword statistics of a snapshot whose chunks are ``chunk_ids`` (memoized per
-    ``owner`` object — the parsed manifest — and index file).
+    snapshot and index file for as long as the same ``owner`` — the parsed manifest — and
+    the same reader ask; another owner of the snapshot replaces the entry).
 
     Raises:
         SnapshotStoreUnavailable: the index lacks chunks of the snapshot.
     """
-    cache_key = (id(owner), str(terms.path))
+    cache_key = (snapshot_sha, str(terms.path))
     cached = _CACHE.get(cache_key)
     if cached is not None and cached[0] is owner and cached[1] is terms:
         return cached[2]
@@ -137,6 +140,7 @@ def snapshot_terms(
         pair_slot=pair_slot,
         doc_lengths=doc_lengths,
     )
+    _CACHE.pop(cache_key, None)
     if len(_CACHE) >= 8:
         _CACHE.pop(next(iter(_CACHE)))
     _CACHE[cache_key] = (owner, terms, st)

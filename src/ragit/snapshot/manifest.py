@@ -20,20 +20,12 @@ import re
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
-from ragit import _json
+from ragit import _json, _process
 from ragit._fs import atomic_write_bytes
 from ragit.contract.errors import SnapshotManifestInvalid, SnapshotSchemaUnsupported
 from ragit.workspace import Workspace
 
 INDEX_VERSION = 1
-# Whether ``load_manifest`` moves every object alive to the collector's permanent generation
-# (``gc.freeze``) once a manifest is parsed. The manifest's objects (one per chunk id and
-# document) live until the process ends, and each full collection would traverse them again:
-# a cold `query` spends 50 ms (N=1,000) to 85 ms (N=10,000) on that. Frozen objects are still
-# freed by reference counting; only a reference cycle that becomes garbage after the freeze is
-# never collected, which does not matter for a short-lived process. The MCP server, which
-# lives long, turns it off at start.
-FREEZE_GC_AFTER_LOAD = True
 # Parsed manifests of this process, keyed by path and (inode, size, mtime): manifests are
 # only ever replaced by rename, so a rewrite always changes the key. A long-lived reader
 # (the MCP server) then parses each manifest once.
@@ -330,8 +322,7 @@ def load_manifest(ws: Workspace, sha: str) -> Manifest:
         # A directory stands where the manifest belongs.
         raise SnapshotManifestInvalid(sha, rel, f"unreadable ({type(exc).__name__})") from exc
     manifest = parse_manifest(sha, raw, rel, what="the file name")
-    if FREEZE_GC_AFTER_LOAD:
-        gc.freeze()
+    _process.manifest_loaded()  # the entry point's policy, if any (ragit._process)
     if len(_CACHE) >= _CACHE_SIZE:
         _CACHE.pop(next(iter(_CACHE)))
     _CACHE[str(path)] = (key, manifest)

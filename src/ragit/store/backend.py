@@ -226,7 +226,7 @@ class PostgresSource:
     def health(self) -> dict[str, Any]:
         """The shared store's facts for ``doctor`` and ``status``: the server (no user, no
         password), schema and pgvector versions, each namespace's index state and the
-        repository's indexed commits (:func:`ragit.store.postgres.read.health`), read over
+        repository's indexed commits (:func:`ragit.store.postgres.health.health`), read over
         this source's connection, which later calls reuse when the schema is the one this
         RAGit reads (``doctor`` and ``status`` connect once).
 

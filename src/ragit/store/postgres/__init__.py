@@ -7,9 +7,14 @@ and content id, keyword postings for per-snapshot BM25, snapshots bound to commi
 * :mod:`~ragit.store.postgres.steps` / :mod:`~ragit.store.postgres.migrate` — the
   versioned schema and applying it;
 * :mod:`~ragit.store.postgres.write` — idempotent chunk upserts and atomic snapshot
-  publication under a per-(repository, namespace) advisory lock;
-* :mod:`~ragit.store.postgres.read` — read-only transactions: snapshots, their chunks,
-  vector search and the keyword index of one snapshot.
+  publication under a per-(repository, namespace) advisory lock (the roles' grants checked
+  first: :mod:`~ragit.store.postgres.privileges`); :mod:`~ragit.store.postgres.builder` and
+  :mod:`~ragit.store.postgres.graph` — the detached HNSW graph build after a bulk load;
+* :mod:`~ragit.store.postgres.purge` — a security purge, the one writer that deletes (what
+  it may delete: :mod:`~ragit.store.postgres.citations`);
+* :mod:`~ragit.store.postgres.read` — read-only transactions: snapshots, their chunks and
+  vector search; :mod:`~ragit.store.postgres.term_index` — the keyword index of one
+  snapshot; :mod:`~ragit.store.postgres.health` — what doctor and status report.
 
 psycopg and pgvector are the optional extra ``ragit-cli[postgres]``; nothing outside this
 package imports them, and every import of its modules from outside goes through

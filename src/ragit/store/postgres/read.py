@@ -7,10 +7,11 @@ snapshot of the database, never waits for a writer and never makes one wait. A s
 once published is immutable, so separate calls about it agree as well.
 
 Keyword statistics follow :mod:`ragit.retrieve.keyword`: :meth:`PgReader.terms` returns
-the snapshot's chunks as a keyword index of their own (:class:`SnapshotTermIndex`, the
-interface of :class:`ragit.store.terms.TermReader`), so the same BM25 code scores them
-with ``N``, ``avgdl`` and document frequencies taken from the snapshot's chunks only —
-the same commit gives the same scores on either backend.
+the snapshot's chunks as a keyword index of their own
+(:class:`~ragit.store.postgres.term_index.SnapshotTermIndex`, the interface of
+:class:`ragit.store.terms.TermReader`), so the same BM25 code scores them with ``N``,
+``avgdl`` and document frequencies taken from the snapshot's chunks only — the same commit
+gives the same scores on either backend.
 
 A connection lost during a call (a server restart, a terminated backend) raises
 ``STORE_READ_BUSY`` (transient, retryable); the next call connects again.
@@ -29,22 +30,12 @@ import psycopg
 from psycopg import sql
 
 from ragit import _json
+from ragit.store.postgres.citations import cited_elsewhere, orphan_chunks
 from ragit.store.postgres.connection import connect, translated, unavailable
-from ragit.store.postgres.steps import (
-    FIELDS,
-    GRAPH_MIN_ROWS,
-    SCHEMA_VERSION,
-    bulk_lock_key,
-    current_version,
-    index_name,
-)
+from ragit.store.postgres.health import read_health
+from ragit.store.postgres.steps import SCHEMA_VERSION, current_version
+from ragit.store.postgres.term_index import SnapshotTermIndex
 from ragit.store.rows import StoredChunk
-from ragit.store.terms import POSTING, Chunks, keys_of
-
-# The postings a snapshot's keyword index keeps in memory (a warm server answers repeated
-# terms without a round trip): at most this many terms and postings.
-CACHED_TERMS = 4096
-CACHED_POSTINGS = 2_000_000
 
 
 @dataclass(frozen=True)
@@ -92,112 +83,6 @@ def snapshot_embedding(manifest: bytes, namespace: str, dimensions: int) -> dict
     if isinstance(block, dict) and block.get("namespaceId") == namespace:
         return dict(block)
     return {"namespaceId": namespace, "dimensions": dimensions}
-
-
-class SnapshotTermIndex:
-    """One snapshot's chunks as a keyword index (the :class:`~ragit.store.terms.TermReader`
-    interface that :mod:`ragit.retrieve.keyword` reads): ordinals are positions among the
-    snapshot's chunks, postings hold only the snapshot's chunks."""
-
-    def __init__(self, reader: PgReader, snapshot: Snapshot) -> None:
-        self._reader = reader
-        self._snapshot = snapshot
-        self.path = f"postgres:{snapshot.repository_id}:{snapshot.commit_sha}"
-        self._chunks: Chunks | None = None
-        self._ord: dict[str, int] = {}
-        self._postings: dict[tuple[str, str], Any] = {}  # (field, term) -> postings
-        self._held = 0  # postings in the cache
-
-    def chunks(self) -> Chunks:
-        """Every chunk of the snapshot with its lengths (read once), sorted by key."""
-        if self._chunks is None:
-            rows = self._reader._rows(
-                "SELECT c.chunk_id, c.len_en, c.len_cjk, c.len_ko FROM ragit_snapshot_chunks s "
-                "JOIN ragit_chunks c ON c.namespace_id = %s AND c.chunk_id = s.chunk_id "
-                "WHERE s.snapshot_id = %s",
-                (self._snapshot.namespace_id, self._snapshot.snapshot_id),
-            )
-            ids = [str(r[0]) for r in rows]
-            keys = keys_of(ids) if ids else np.empty(0, dtype=np.int64)
-            order = np.argsort(keys, kind="stable")
-            self._ord = {cid: i for i, cid in enumerate(ids)}
-            lens = np.array([r[1:4] for r in rows], dtype=np.int64).reshape(-1, 3)
-            self._chunks = Chunks(
-                keys=keys[order],
-                ords=np.arange(len(ids), dtype=np.int64)[order],
-                len_en=lens[order, 0],
-                len_cjk=lens[order, 1],
-                len_ko=lens[order, 2],
-                live=np.ones(len(ids), dtype=bool),
-                size=len(ids),
-            )
-        return self._chunks
-
-    def missing(self, ids: Iterable[str]) -> list[str]:
-        """The ids of ``ids`` that are not chunks of the snapshot (sorted, distinct)."""
-        self.chunks()
-        return sorted(set(ids) - set(self._ord))
-
-    def postings(self, field: str, term: str) -> Any:
-        """The postings of ``term`` in ``field`` among the snapshot's chunks (``ord``: the
-        chunk's ordinal in :meth:`chunks`; ``tf`` capped as the local index caps it). Read
-        once per term: a published snapshot never changes."""
-        key = (field, term)
-        found = self._postings.get(key)
-        if found is None:
-            self.prefetch({field: [term]})
-            found = self._postings[key]
-        return found
-
-    def prefetch(self, terms: Mapping[str, Iterable[str]]) -> None:
-        """Read the postings of the terms of ``terms`` (by field) not read yet, in one round
-        trip: a question's terms, so that :meth:`postings` answers from memory."""
-        self.chunks()
-        wanted = sorted(
-            {(f, t) for f, ts in terms.items() for t in ts if (f, t) not in self._postings}
-        )
-        if not wanted:
-            return
-        # One index range per field (term = ANY): the server reads the namespace's postings
-        # in heap order (a bitmap scan); the snapshot's are kept here (its chunk ordinals are
-        # at hand), which spares the server a lookup of each posting's chunk in the snapshot
-        # (measured at N=1000: about half of the statement's server time).
-        rows = self._reader._rows(
-            "SELECT t.field, t.term, t.chunk_id, t.tf FROM ragit_chunk_terms t "
-            "WHERE t.namespace_id = %s AND ((t.field = 0 AND t.term = ANY(%s::text[])) "
-            "OR (t.field = 1 AND t.term = ANY(%s::text[])) "
-            "OR (t.field = 2 AND t.term = ANY(%s::text[])))",
-            (
-                self._snapshot.namespace_id,
-                [t for f, t in wanted if f == FIELDS[0]],
-                [t for f, t in wanted if f == FIELDS[1]],
-                [t for f, t in wanted if f == FIELDS[2]],
-            ),
-        )
-        found: dict[tuple[str, str], list[tuple[int, int]]] = {key: [] for key in wanted}
-        ordinal = self._ord.get
-        for field, term, cid, tf in rows:
-            at = ordinal(cid)
-            if at is not None:  # a chunk of the snapshot (not only of its namespace)
-                found[(FIELDS[field], term)].append((at, tf))
-        for key, pairs in found.items():
-            out = np.empty(len(pairs), dtype=POSTING)
-            if pairs:
-                out["ord"] = [p[0] for p in pairs]
-                out["tf"] = np.minimum([p[1] for p in pairs], 65535)
-            self._remember(key, out)
-
-    def _remember(self, key: tuple[str, str], postings: Any) -> None:
-        self._postings[key] = postings
-        self._held += len(postings)
-        while len(self._postings) > 1 and (
-            len(self._postings) > CACHED_TERMS or self._held > CACHED_POSTINGS
-        ):
-            oldest = next(iter(self._postings))
-            self._held -= len(self._postings.pop(oldest))
-
-    def close(self) -> None:
-        """Nothing to release (the reader owns the connection)."""
 
 
 class PgReader:
@@ -273,8 +158,9 @@ class PgReader:
             return cur.fetchall()
 
     def health(self, repository_id: str) -> dict[str, Any]:
-        """:func:`health` over this reader's connection (opened here when it is not: a reader
-        made without :meth:`open`, which refuses a schema of another version, can report one).
+        """:func:`~ragit.store.postgres.health.health` over this reader's connection (opened
+        here when it is not: a reader made without :meth:`open`, which refuses a schema of
+        another version, can report one).
 
         Raises:
             SnapshotStoreUnavailable: no server configured, or the server refused (masked).
@@ -282,7 +168,7 @@ class PgReader:
         """
         conn = self.connection
         with translated(writer=False):
-            return _health(conn, repository_id)
+            return read_health(conn, repository_id)
 
     # ------------------------------------------------------------------ snapshots
 
@@ -446,7 +332,8 @@ class PgReader:
 
     def terms(self, snapshot: Snapshot) -> SnapshotTermIndex:
         """The snapshot's keyword index (see :class:`SnapshotTermIndex`)."""
-        return SnapshotTermIndex(self, snapshot)
+        # Looked up at each call, as the reader's own statements are.
+        return SnapshotTermIndex(lambda query, args=(): self._rows(query, args), snapshot)
 
     def view(self, snapshot: Snapshot) -> SnapshotReader:
         """The snapshot as the retrieval engine reads a store (see :class:`SnapshotReader`)."""
@@ -643,171 +530,3 @@ class SnapshotReader:
 
     def close(self) -> None:
         """Nothing to release (the :class:`PgReader` owns the connection)."""
-
-
-# ---------------------------------------------------------------------- security purge
-
-
-def orphan_chunks(
-    conn: psycopg.Connection[Any], snapshot_ids: Sequence[int]
-) -> dict[int, list[str]]:
-    """The chunks the snapshots ``snapshot_ids`` cite that no other snapshot, of any
-    repository, cites in the same embedding namespace: what deleting those snapshots leaves
-    unused (namespace id → chunk ids, sorted). One read-only statement (a dry run's plan;
-    inside :meth:`ragit.store.postgres.write.PgPurge.purge`'s transaction, what it deletes)."""
-    ids = sorted(set(snapshot_ids))
-    if not ids:
-        return {}
-    # ragit_snapshot_chunks has no index by chunk id: the citations of the candidates are
-    # found by one scan of it (a hash semi-join), not one lookup per candidate.
-    rows = conn.execute(
-        "WITH doomed AS (SELECT snapshot_id, namespace_id FROM ragit_snapshots "
-        "WHERE snapshot_id = ANY(%s::bigint[])), "
-        "cand AS (SELECT DISTINCT d.namespace_id, c.chunk_id FROM ragit_snapshot_chunks c "
-        "JOIN doomed d USING (snapshot_id)), "
-        "kept AS (SELECT DISTINCT s.namespace_id, c.chunk_id FROM ragit_snapshot_chunks c "
-        "JOIN ragit_snapshots s USING (snapshot_id) "
-        "WHERE s.snapshot_id <> ALL(%s::bigint[]) AND c.chunk_id IN (SELECT chunk_id FROM cand)) "
-        "SELECT cand.namespace_id, cand.chunk_id FROM cand "
-        "WHERE NOT EXISTS (SELECT 1 FROM kept k "
-        "WHERE k.namespace_id = cand.namespace_id AND k.chunk_id = cand.chunk_id) "
-        "AND EXISTS (SELECT 1 FROM ragit_chunks x "
-        "WHERE x.namespace_id = cand.namespace_id AND x.chunk_id = cand.chunk_id) "
-        'ORDER BY cand.namespace_id, cand.chunk_id COLLATE "C"',
-        (ids, ids),
-    ).fetchall()
-    out: dict[int, list[str]] = {}
-    for namespace_id, chunk_id in rows:
-        out.setdefault(int(namespace_id), []).append(str(chunk_id))
-    return out
-
-
-def cited_elsewhere(
-    conn: psycopg.Connection[Any], repository_id: str, chunks: Mapping[int, Iterable[str]]
-) -> int:
-    """How many of ``chunks`` (namespace id → chunk ids) a snapshot of another repository
-    cites: a purge of ``repository_id`` keeps them (that repository must purge its own). One
-    read-only statement."""
-    pairs = sorted({(ns, str(cid)) for ns, ids in chunks.items() for cid in ids})
-    if not pairs:
-        return 0
-    row = conn.execute(
-        "SELECT count(DISTINCT (b.namespace_id, b.chunk_id)) "
-        "FROM unnest(%s::int[], %s::text[]) AS b(namespace_id, chunk_id) "
-        "JOIN ragit_snapshot_chunks c ON c.chunk_id = b.chunk_id "
-        "JOIN ragit_snapshots s ON s.snapshot_id = c.snapshot_id "
-        "AND s.namespace_id = b.namespace_id WHERE s.repository_id <> %s",
-        ([ns for ns, _ in pairs], [cid for _, cid in pairs], repository_id),
-    ).fetchone()
-    return int(row[0]) if row else 0
-
-
-# ---------------------------------------------------------------------- health (doctor, status)
-
-
-def _advisory(key: int) -> tuple[int, int]:
-    """``pg_locks``' (classid, objid) of a bigint advisory lock key."""
-    unsigned = key & 0xFFFF_FFFF_FFFF_FFFF
-    return unsigned >> 32, unsigned & 0xFFFF_FFFF
-
-
-def _index_state(valid: bool | None, modes: set[str], rows: int) -> str:
-    """A namespace's HNSW index: ``ready``; ``building`` (a writer holds the bulk lock
-    exclusively: ``CREATE INDEX CONCURRENTLY`` runs); ``loading`` (bulk loads hold it shared:
-    the last to finish builds the index); ``invalid`` (left by a build that did not finish);
-    ``missing`` (a namespace of at least ``GRAPH_MIN_ROWS`` rows without one); ``not-needed``
-    (a smaller namespace: exact scans)."""
-    if valid is True:
-        return "ready"
-    if "ExclusiveLock" in modes:
-        return "building"
-    if "ShareLock" in modes:
-        return "loading"
-    if valid is False:
-        return "invalid"
-    return "missing" if rows >= GRAPH_MIN_ROWS else "not-needed"
-
-
-def health(repository_id: str) -> dict[str, Any]:
-    """What ``doctor`` and ``status`` report about the shared store, read in one read-only
-    session: ``server`` (version, host and database: no user, no password),
-    ``schemaVersion`` and ``targetSchemaVersion``, ``pgvector`` (installed and available
-    versions), ``namespaces`` (each one's rows, capped at ``GRAPH_MIN_ROWS``, and index state)
-    and ``snapshots`` (the repository's indexed commits, oldest first) — the last two only
-    when the schema is one this RAGit reads.
-
-    Raises:
-        SnapshotStoreUnavailable: no server configured, or the server refused (masked).
-        StoreReadBusy: the connection was lost (retryable).
-    """
-    conn = connect(read_only=True, autocommit=True)
-    try:
-        with translated(writer=False):
-            return _health(conn, repository_id)
-    finally:
-        conn.close()
-
-
-def _health(conn: psycopg.Connection[Any], repository_id: str) -> dict[str, Any]:
-    info = conn.info
-    out: dict[str, Any] = {
-        "server": {
-            "version": info.parameter_status("server_version"),
-            "host": info.host,
-            "port": info.port,
-            "database": info.dbname,
-        },
-        "targetSchemaVersion": SCHEMA_VERSION,
-        "namespaces": None,
-        "snapshots": None,
-    }
-    version = current_version(conn)
-    out["schemaVersion"] = version
-    row = conn.execute(
-        "SELECT (SELECT extversion FROM pg_extension WHERE extname = 'vector'), "
-        "(SELECT default_version FROM pg_available_extensions WHERE name = 'vector')"
-    ).fetchone()
-    out["pgvector"] = {
-        "installed": None if row is None else row[0],
-        "available": None if row is None else row[1],
-    }
-    if not 1 <= version <= SCHEMA_VERSION:
-        return out
-    namespaces: list[dict[str, Any]] = []
-    for namespace_id, namespace, dimensions, valid, rows in conn.execute(
-        "SELECT n.namespace_id, n.namespace, n.dimensions, i.indisvalid, "
-        "(SELECT count(*) FROM (SELECT 1 FROM ragit_chunks c "
-        "WHERE c.namespace_id = n.namespace_id LIMIT %s) AS s) "
-        "FROM ragit_namespaces n LEFT JOIN pg_index i ON i.indexrelid = "
-        "to_regclass('ragit_chunks_hnsw_' || n.namespace_id) ORDER BY n.namespace_id",
-        (max(GRAPH_MIN_ROWS, 1),),
-    ).fetchall():
-        classid, objid = _advisory(bulk_lock_key(str(namespace)))
-        modes = {
-            str(m[0])
-            for m in conn.execute(
-                "SELECT mode FROM pg_locks WHERE locktype = 'advisory' AND granted "
-                "AND classid::bigint = %s AND objid::bigint = %s AND objsubid = 1",
-                (classid, objid),
-            ).fetchall()
-        }
-        namespaces.append(
-            {
-                "namespace": str(namespace),
-                "dimensions": int(dimensions),
-                "index": index_name(int(namespace_id)),
-                "rows": int(rows),
-                "state": _index_state(valid, modes, int(rows)),
-            }
-        )
-    out["namespaces"] = namespaces
-    out["snapshots"] = [
-        {"commitSha": str(sha), "chunkCount": int(count), "namespace": str(namespace)}
-        for sha, count, namespace in conn.execute(
-            "SELECT s.commit_sha, s.chunk_count, n.namespace FROM ragit_snapshots s "
-            "JOIN ragit_namespaces n USING (namespace_id) WHERE s.repository_id = %s "
-            "ORDER BY s.published_at, s.snapshot_id",
-            (repository_id,),
-        ).fetchall()
-    ]
-    return out

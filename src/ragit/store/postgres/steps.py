@@ -140,6 +140,15 @@ def bulk_lock_key(namespace: str) -> int:
     return int.from_bytes(digest, "big", signed=True)
 
 
+def writer_lock_key(repository_id: str, namespace: str) -> int:
+    """The advisory lock key (a signed 64-bit integer) of writers of one repository and
+    embedding namespace."""
+    digest = hashlib.blake2b(
+        f"ragit-writer\0{repository_id}\0{namespace}".encode(), digest_size=8
+    ).digest()
+    return int.from_bytes(digest, "big", signed=True)
+
+
 def current_version(conn: psycopg.Connection[Any]) -> int:
     """The schema version of the database ``conn`` reaches (0: never migrated)."""
     with conn.cursor() as cur:

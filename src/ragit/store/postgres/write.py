@@ -1,8 +1,9 @@
 """Writing the shared store: content-addressed chunks and snapshots.
 
 Every write is one transaction that first takes the transaction-scoped advisory lock of
-its (repository, namespace) (:func:`writer_lock_key`): writers of one repository and
-embedding namespace run one at a time, writers of different repositories in parallel.
+its (repository, namespace) (:func:`~ragit.store.postgres.steps.writer_lock_key`): writers
+of one repository and embedding namespace run one at a time, writers of different
+repositories in parallel.
 Chunks are upserted by (namespace, chunk id) with ``ON CONFLICT DO NOTHING``: the id is a
 hash of the content, so a chunk another writer already stored (or is storing: the insert
 waits for that transaction) is left as it is, and its keyword postings are written only by
@@ -28,30 +29,20 @@ lock shared (a session advisory lock); the index is built by the last of them to
 and a killed loader's lock dies with its connection: the next writer to publish builds it.
 An index left invalid by a killed build is dropped and built again.
 
-A security purge (:class:`PgPurge`) is the one writer that deletes: in one transaction, a
-repository's stale snapshots and the chunks (with their postings) that no remaining
-snapshot of any repository cites, under the writer lock of each namespace involved and a
-lock on ``ragit_snapshots`` that makes publications wait, so no snapshot starts citing a
-chunk being deleted.
+A security purge is :mod:`ragit.store.postgres.purge`, the one writer that deletes.
 
 Fault phases (:mod:`ragit._faults`, test-only): ``pg-chunks-inserted`` (a write's rows and
 postings inserted, not committed), ``pg-chunks-committed`` (a write committed: between an
 ingest's batches), ``pg-snapshot-inserted`` (a snapshot's rows inserted, not committed),
 ``pg-snapshot-committed`` (a snapshot committed, the index not yet built),
-``pg-index-building`` (a bulk load's rows committed, the index not yet built),
-``pg-purge-deleted`` (a purge's rows deleted, not committed) and ``pg-purge-committed``.
+and ``pg-index-building`` (a bulk load's rows committed, the index not yet built).
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import os
-import select
-import subprocess
-import sys
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,14 +52,16 @@ from psycopg import sql
 
 from ragit import _faults
 from ragit.contract.errors import IngestStoreWriteUnverified, InputInvalid
+from ragit.store.postgres.builder import start_builder
 from ragit.store.postgres.connection import connect, translated, unavailable
-from ragit.store.postgres.read import cited_elsewhere, orphan_chunks
+from ragit.store.postgres.privileges import check_can_write
 from ragit.store.postgres.steps import (
     GRAPH_MIN_ROWS,
     SCHEMA_VERSION,
     bulk_lock_key,
     current_version,
     index_name,
+    writer_lock_key,
 )
 from ragit.store.rows import ChunkRow
 from ragit.text.terms import field_terms
@@ -84,62 +77,6 @@ BUILD_MEMORY = "1GB"
 # Column types of the binary COPYs (staged chunks; postings).
 _STAGE_TYPES = ("int4", *["text"] * 6, "int4", "int4", "int4", "vector", "int4")
 _TERM_TYPES = ("int4", "int2", "text", "text", "int4")
-
-
-def writer_lock_key(repository_id: str, namespace: str) -> int:
-    """The advisory lock key (a signed 64-bit integer) of writers of one repository and
-    embedding namespace."""
-    digest = hashlib.blake2b(
-        f"ragit-writer\0{repository_id}\0{namespace}".encode(), digest_size=8
-    ).digest()
-    return int.from_bytes(digest, "big", signed=True)
-
-
-# What a writer does to each table: chunks, postings and namespaces are inserted; a
-# commit's snapshot is replaced (deleted, then inserted with its chunk ids).
-WRITE_PRIVILEGES: tuple[tuple[str, str], ...] = (
-    ("ragit_namespaces", "SELECT"),
-    ("ragit_namespaces", "INSERT"),
-    ("ragit_chunks", "SELECT"),
-    ("ragit_chunks", "INSERT"),
-    ("ragit_chunk_terms", "INSERT"),
-    ("ragit_snapshots", "SELECT"),
-    ("ragit_snapshots", "INSERT"),
-    ("ragit_snapshots", "DELETE"),
-    ("ragit_snapshot_chunks", "INSERT"),
-)
-
-
-def _check_can_write(
-    conn: psycopg.Connection[Any],
-    needed: Sequence[tuple[str, str]] = WRITE_PRIVILEGES,
-    command: str = "ingest",
-) -> None:
-    """Refuse a role that lacks a privilege a write needs (``needed``: table, privilege),
-    before anything is embedded or written (a reader's role: SELECT only).
-
-    Raises:
-        SnapshotStoreUnavailable: naming the role and the missing privileges.
-    """
-    tables = [t for t, _ in needed]
-    privileges = [p for _, p in needed]
-    with conn.cursor() as cur:
-        cur.execute(
-            "SELECT current_user, coalesce(array_agg(p.priv || ' on ' || p.tab "
-            "ORDER BY p.ord) FILTER (WHERE NOT has_table_privilege(p.tab, p.priv)), '{}') "
-            "FROM unnest(%s::text[], %s::text[]) WITH ORDINALITY AS p(tab, priv, ord)",
-            (tables, privileges),
-        )
-        row = cur.fetchone()
-    conn.rollback()
-    assert row is not None
-    user, missing = str(row[0]), list(row[1])
-    if missing:
-        raise unavailable(
-            f"the role {user!r} cannot write to the shared store (it lacks "
-            f"{', '.join(missing)}): {command} needs the CI role's grants; a reader role "
-            "(SELECT only) can query, pack context, run ragit-mcp, status and doctor"
-        )
 
 
 @dataclass(frozen=True)
@@ -193,7 +130,7 @@ class PgWriter:
             )
         try:
             with translated(writer=True):
-                _check_can_write(conn)
+                check_can_write(conn)
         except BaseException:
             conn.close()
             raise
@@ -438,7 +375,7 @@ class PgWriter:
         if not self._needs_graph(GRAPH_MIN_ROWS):
             self._leave_load()
             return False
-        builder = _start_builder(self.repository_id, self.namespace, self.dimensions)
+        builder = start_builder(self.repository_id, self.namespace, self.dimensions, GRAPH_MIN_ROWS)
         if builder is None:
             self.build_index()
             return False
@@ -627,188 +564,3 @@ class PgWriter:
             self.build_detached()
         else:
             self.build_index()
-
-
-# How long a builder process may take to connect and join the namespace's loaders.
-BUILDER_START_SECONDS = 60.0
-# Builders this process started and has not seen end (kept so a long-lived caller reaps
-# them; a builder outlives an ingest process, which does not wait for it).
-_builders: list[subprocess.Popen[bytes]] = []
-
-
-def _start_builder(
-    repository_id: str, namespace: str, dimensions: int
-) -> subprocess.Popen[bytes] | None:
-    """Start the detached graph builder (:mod:`ragit.store.postgres.graph`) and wait until
-    it holds the namespace's bulk lock (it prints ``ready``); it builds once its input is
-    closed. The connection comes from this process's environment, as every connection
-    does. Returns the builder, or None when it did not get ready."""
-    try:
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "ragit.store.postgres.graph",
-                repository_id,
-                namespace,
-                str(dimensions),
-                str(GRAPH_MIN_ROWS),
-            ],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-            env=dict(os.environ),
-        )
-    except OSError:
-        return None
-    _builders[:] = [b for b in _builders if b.poll() is None]
-    _builders.append(proc)
-    assert proc.stdout is not None and proc.stdin is not None
-    try:
-        ready, _, _ = select.select([proc.stdout], [], [], BUILDER_START_SECONDS)
-        line = proc.stdout.readline() if ready else b""
-    finally:
-        proc.stdout.close()
-    if line.strip() != b"ready":
-        with contextlib.suppress(OSError):
-            proc.kill()
-            proc.stdin.close()
-        return None
-    return proc
-
-
-# ---------------------------------------------------------------------- security purge
-
-# What a security purge does to each table: a repository's snapshots are deleted (their
-# chunk ids with them: ON DELETE CASCADE), then the chunks no remaining snapshot cites and
-# their postings. Reading the rows a DELETE filters on needs SELECT as well.
-PURGE_PRIVILEGES: tuple[tuple[str, str], ...] = (
-    ("ragit_namespaces", "SELECT"),
-    ("ragit_snapshots", "SELECT"),
-    ("ragit_snapshots", "DELETE"),
-    ("ragit_snapshot_chunks", "SELECT"),
-    ("ragit_snapshot_chunks", "DELETE"),
-    ("ragit_chunks", "SELECT"),
-    ("ragit_chunks", "DELETE"),
-    ("ragit_chunk_terms", "SELECT"),
-    ("ragit_chunk_terms", "DELETE"),
-)
-
-
-@dataclass(frozen=True)
-class PurgeResult:
-    """What one :meth:`PgPurge.purge` deleted."""
-
-    deleted: tuple[str, ...]  # commits whose snapshot was deleted
-    changed: tuple[str, ...]  # commits republished (or deleted) since planning: left as they are
-    chunks: int  # chunks deleted (no remaining snapshot cited them)
-    postings: int  # their keyword postings deleted
-    elsewhere: int  # chunks of ``secret`` kept: a snapshot of another repository cites them
-
-
-class PgPurge:
-    """Deletes stale snapshots of one repository and the chunks only they cited (``ragit
-    security purge --target store`` on the shared store)."""
-
-    def __init__(self, conn: psycopg.Connection[Any], repository_id: str) -> None:
-        self._conn = conn
-        self.repository_id = repository_id
-
-    @classmethod
-    def open(cls, repository_id: str) -> PgPurge:
-        """Connect (from the environment), check the schema is current and the role may
-        delete (the CI role of docs/team.md may; the reader may not), before anything
-        changes.
-
-        Raises:
-            SnapshotStoreUnavailable: no server, refused, another schema version, or a role
-                without the privileges a purge needs (naming the role and what it lacks).
-        """
-        conn = connect(read_only=False)
-        try:
-            with translated(writer=True):
-                version = current_version(conn)
-                conn.rollback()
-                if version != SCHEMA_VERSION:
-                    raise unavailable(
-                        f"the schema is version {version}, this RAGit writes version "
-                        f"{SCHEMA_VERSION} (run the store migrations)"
-                    )
-                _check_can_write(conn, PURGE_PRIVILEGES, "security purge")
-        except BaseException:
-            conn.close()
-            raise
-        return cls(conn, repository_id)
-
-    def close(self) -> None:
-        """Close the connection (an open transaction is rolled back); idempotent."""
-        self._conn.close()
-
-    def __enter__(self) -> PgPurge:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def purge(
-        self, snapshots: Mapping[str, tuple[int, str]], secret: Mapping[int, Iterable[str]]
-    ) -> PurgeResult:
-        """Delete the snapshots ``snapshots`` (commit → (snapshot id, namespace) as planned)
-        of this repository, then the chunks (and postings) they cited that no remaining
-        snapshot of any repository cites, in one transaction: readers see every snapshot
-        until the commit and none of the deleted ones after it; a purge killed before the
-        commit leaves the server as it was.
-
-        The transaction first takes the writer lock of (repository, namespace) of each
-        namespace involved (this repository's ingests wait), then locks ``ragit_snapshots``
-        against publications (``SHARE ROW EXCLUSIVE``: readers go on; publications of every
-        repository wait for the commit), so no snapshot starts citing a chunk being deleted.
-        A commit republished since planning (another snapshot id) is left as it is and
-        reported in ``changed``. ``secret`` (namespace id → chunk ids that hold a secret)
-        is what ``elsewhere`` counts.
-
-        Raises:
-            StoreWriteBusy: the connection was lost (nothing was deleted).
-            SnapshotStoreUnavailable: any other server failure (rolled back).
-        """
-        if not snapshots:
-            return PurgeResult((), (), 0, 0, 0)  # nothing stale: no lock, no transaction
-        keys = sorted({writer_lock_key(self.repository_id, ns) for _, ns in snapshots.values()})
-        with translated(writer=True), self._conn.transaction(), self._conn.cursor() as cur:
-            for key in keys:  # in one order: two purges never wait on each other in a cycle
-                cur.execute("SELECT pg_advisory_xact_lock(%s)", (key,))
-            cur.execute("LOCK TABLE ragit_snapshots IN SHARE ROW EXCLUSIVE MODE")
-            cur.execute(
-                "SELECT commit_sha, snapshot_id FROM ragit_snapshots "
-                "WHERE repository_id = %s AND commit_sha = ANY(%s::text[])",
-                (self.repository_id, sorted(snapshots)),
-            )
-            current = {str(sha): int(sid) for sha, sid in cur.fetchall()}
-            doomed = {sha: sid for sha, (sid, _ns) in snapshots.items() if current.get(sha) == sid}
-            changed = tuple(sorted(set(snapshots) - set(doomed)))
-            orphans = orphan_chunks(self._conn, list(doomed.values()))
-            elsewhere = cited_elsewhere(self._conn, self.repository_id, secret)
-            cur.execute(
-                "DELETE FROM ragit_snapshots WHERE snapshot_id = ANY(%s::bigint[])",
-                (sorted(doomed.values()),),
-            )
-            chunks = postings = 0
-            for namespace_id, ids in sorted(orphans.items()):
-                # One pass over the namespace's postings (their key leads with the namespace,
-                # not the chunk): every posting of the chunks goes, whatever term rules wrote it.
-                cur.execute(
-                    "DELETE FROM ragit_chunk_terms "
-                    "WHERE namespace_id = %s AND chunk_id = ANY(%s::text[])",
-                    (namespace_id, ids),
-                )
-                postings += max(cur.rowcount, 0)
-                cur.execute(
-                    "DELETE FROM ragit_chunks "
-                    "WHERE namespace_id = %s AND chunk_id = ANY(%s::text[])",
-                    (namespace_id, ids),
-                )
-                chunks += max(cur.rowcount, 0)
-            _faults.reach("pg-purge-deleted")
-        _faults.reach("pg-purge-committed")
-        return PurgeResult(tuple(sorted(doomed)), changed, chunks, postings, elsewhere)
