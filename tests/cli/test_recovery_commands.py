@@ -381,6 +381,24 @@ def filesystem_unusable(tmp_path: Path) -> None:
     ragit(root, "status")
 
 
+def doc_validation_failed(tmp_path: Path) -> None:
+    """`doc refresh` fixes what an insertion fixes; what needs a rewrite is left to the hint,
+    and once only that is left the recovery is no command at all."""
+    root = tmp_path / "repo"
+    build_fixture("docs-basic", root)
+    ragit(root, "init", "--yes")
+    env = ragit(root, "doc", "validate", code=None)
+    assert env["error"]["code"] == "DOC_VALIDATION_FAILED", env
+    assert "docs/adr/0002-idempotency-keys.md" in env["error"]["recovery"]["hint"]
+    run_as_printed(env["error"]["recovery"]["command"], root)
+    after = ragit(root, "doc", "validate", code=None)
+    left = {v["code"] for entry in after["data"]["files"] for v in entry["violations"]}
+    assert after["data"]["violations"] < env["data"]["violations"]
+    assert left == {"h1-prefix-mismatch"}, after["data"]
+    assert after["error"]["recovery"]["command"] is None
+    assert after["error"]["recovery"]["hint"].startswith("Edit by hand")
+
+
 def constant_commands(tmp_path: Path) -> None:
     """Recoveries that are one fixed command whatever the state (hard to provoke on purpose:
     HEAD moving during selection, an internal error of the MCP server) run as printed."""
@@ -432,6 +450,7 @@ SCENARIOS: dict[str, Callable[[Path], None]] = {
     "EMBEDDING_MIGRATION_REQUIRED": embedding_migration_required,
     "DOCTOR_CHECKS_FAILED": doctor_checks_failed,
     "FILESYSTEM_UNUSABLE": filesystem_unusable,
+    "DOC_VALIDATION_FAILED": doc_validation_failed,
     "EMBEDDING_MODEL_INVALID EMBEDDING_BACKEND_UNAVAILABLE MODEL_INSTALL_FAILED": model_install,
     "REPOSITORY_STATE_CHANGED MCP_INTERNAL_ERROR": constant_commands,
 }

@@ -41,7 +41,8 @@ def _cache_miss(server: McpServer, tool: str, provider: str, model: str) -> None
     assert error["category"] == "not_ready"
     assert error["retryable"] is False
     assert error["details"] == {"provider": provider, "model": model, "missingCount": 1}
-    assert error["recovery"]["command"].startswith("Run the same query with the ragit CLI")
+    assert error["recovery"]["command"] is None
+    assert error["recovery"]["hint"].startswith("Run the same query with the ragit CLI")
     assert "rounding" not in json.dumps(call.envelope)
 
 

@@ -154,8 +154,9 @@ def test_doctor_without_a_server_or_with_a_refused_one_is_masked(
     assert code == 1
     check = _checks(envelope)["store.connection"]
     assert check["ok"] is False and "RAGIT_DATABASE_URL" in check["detail"]
-    assert check["recovery"].startswith("export RAGIT_DATABASE_URL=")
-    assert envelope["error"]["recovery"]["command"] == check["recovery"]
+    # Setting a variable is advice, not a command that fixes anything when run (contract §3).
+    assert check["recovery"] is None and "export RAGIT_DATABASE_URL=" in check["hint"]
+    assert envelope["error"]["recovery"] == {"command": None, "hint": check["hint"]}
 
     from psycopg.conninfo import conninfo_to_dict, make_conninfo
 

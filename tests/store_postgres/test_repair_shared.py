@@ -102,13 +102,25 @@ def test_drift_and_repair_name_an_unreachable_server(database: str, tmp_path: Pa
     migrate()
     env = {**hermetic_env(tmp_path), "RAGIT_DATABASE_URL": database}
     a, head = _indexed(tmp_path, env)
+    # Nothing listening on the socket: transient, retry later (EXT-102).
     gone = {**env, "RAGIT_DATABASE_URL": f"postgresql://nobody@/nothing?host={tmp_path}/none"}
     for argv in (["drift"], ["repair", "--apply"]):
         got = _cli(a, gone, *argv, check=False)
         assert got["ok"] is False, got
-        assert got["error"]["code"] == "SNAPSHOT_STORE_UNAVAILABLE"
-        assert got["error"]["details"]["resolvedSha"] == head
+        assert got["error"]["code"] in ("STORE_READ_BUSY", "STORE_WRITE_BUSY"), got["error"]
+        assert got["error"]["retryable"] is True
         assert "nobody" not in got["error"]["message"]  # the URL is masked
+    # A database the server does not have: misconfiguration, naming the commit (EXT-102).
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    params = conninfo_to_dict(database)
+    wrong = {**env, "RAGIT_DATABASE_URL": make_conninfo(**{**params, "dbname": "nosuch_db"})}
+    for argv in (["drift"], ["repair", "--apply"]):
+        got = _cli(a, wrong, *argv, check=False)
+        assert got["ok"] is False, got
+        assert got["error"]["code"] == "SNAPSHOT_STORE_UNAVAILABLE", got["error"]
+        assert got["error"]["retryable"] is False
+        assert got["error"]["details"]["resolvedSha"] == head
     # Bad input is its typed error before the server is reached (contract: validation before
     # any store access).
     for argv, code in (

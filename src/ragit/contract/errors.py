@@ -450,7 +450,14 @@ class DocValidationFailed(NotReadyError):
     code = "DOC_VALIDATION_FAILED"
     exit_code = EXIT_UNEXPECTED
 
-    def __init__(self, violations: int, invalid_files: list[str], recovery: str | None) -> None:
+    def __init__(
+        self,
+        violations: int,
+        invalid_files: list[str],
+        recovery: str | None,
+        *,
+        hint: str | None = None,
+    ) -> None:
         super().__init__(
             f"{violations} violation(s) in {len(invalid_files)} document(s)",
             details={
@@ -459,6 +466,7 @@ class DocValidationFailed(NotReadyError):
                 "files": list(invalid_files[:20]),
             },
             recovery=recovery,
+            hint=hint,
         )
 
 

@@ -46,7 +46,6 @@ import contextlib
 import os
 import re
 import signal
-import subprocess
 import sys
 from array import array
 from collections.abc import Iterable, Sequence
@@ -276,6 +275,8 @@ class Collection:
         (0.3-0.5 s of CPU), so writers probe only a collection an interrupted write left
         behind (docs/faults.md).
         """
+        import subprocess  # only here: a cold read never starts a child
+
         code = "import sys; from ragit.store._zvec import _probe_child; _probe_child(sys.argv[1])"
         env = {k: v for k, v in os.environ.items() if not k.startswith("RAGIT_FAULT_")}
         try:

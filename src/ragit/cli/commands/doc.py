@@ -175,13 +175,31 @@ def render_validate(data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _refresh_recovery(invalid: list[str], doc_type: str | None) -> str:
-    """`doc refresh` of exactly the documents that failed (or of the same selection)."""
+# Violations `doc refresh` cannot fix: it only inserts, and these need existing text rewritten.
+_HAND_EDITS = frozenset({"h1-prefix-mismatch", "frontmatter-type-mismatch"})
+
+
+def _recovery(files: list[dict[str, Any]], doc_type: str | None) -> tuple[str | None, str | None]:
+    """(command, hint) for failed documents: `doc refresh` of exactly the documents it can
+    fix (it only inserts), and a hint naming what needs an edit by hand."""
     import shlex
 
-    if invalid and len(invalid) <= 20 and not any("," in p for p in invalid):
-        return f"ragit doc refresh --files {shlex.quote(','.join(invalid))}"
-    return "ragit doc refresh" + (f" --type {doc_type}" if doc_type else "")
+    fixable = [
+        f["path"] for f in files if any(v["code"] not in _HAND_EDITS for v in f["violations"])
+    ]
+    by_hand = [f["path"] for f in files if any(v["code"] in _HAND_EDITS for v in f["violations"])]
+    command = None
+    if fixable and len(fixable) <= 20 and not any("," in p for p in fixable):
+        command = f"ragit doc refresh --files {shlex.quote(','.join(fixable))}"
+    elif fixable:
+        command = "ragit doc refresh" + (f" --type {doc_type}" if doc_type else "")
+    hint = None
+    if by_hand:
+        named = ", ".join(by_hand[:5]) + (
+            f" and {len(by_hand) - 5} more" if len(by_hand) > 5 else ""
+        )
+        hint = f"Edit by hand (doc refresh only inserts): the H1 or frontmatter type of {named}."
+    return command, hint
 
 
 def run_validate(inv: Invocation) -> Outcome:
@@ -198,9 +216,10 @@ def run_validate(inv: Invocation) -> Outcome:
     data = validate(ws, inv.config(), doc_type=doc_type, paths=paths, start=inv.start_dir)
     error = None
     if data["violations"] and not inv.params.get("exit_zero"):
-        invalid = [entry["path"] for entry in data["files"] if entry["violations"]]
+        failed = [entry for entry in data["files"] if entry["violations"]]
+        command, hint = _recovery(failed, doc_type)
         error = DocValidationFailed(
-            data["violations"], invalid, _refresh_recovery(invalid, doc_type)
+            data["violations"], [entry["path"] for entry in failed], command, hint=hint
         )
     return Outcome(data=data, text=lambda: render_validate(data), error=error)
 
