@@ -8,6 +8,7 @@ It does not import ``ragit``; it is a second implementation in miniature. It kno
   (NOT_A_GIT_REPOSITORY otherwise);
 - ``status [--format text|json|both]``: HEAD's snapshot, always ``missing`` (it cannot ingest);
 
+with text at a terminal and the json envelope otherwise when no ``--format`` is given (FMT-007),
 and it breaks one of their rules on purpose: ``--format both`` prints the envelope alone, with
 no text and no ``---`` line (FMT-004). Every other command is unknown to it: one line on
 stderr, ``error: unknown command '<name>'``, and exit 2.
@@ -138,7 +139,8 @@ def main(argv: list[str]) -> int:
     command, options = argv[0], argv[1:]
     if command not in COMMANDS:
         return usage(f"unknown command '{command}'")
-    fmt = "json" if command == "status" else "text"
+    # One format rule (FMT-007): text at a terminal, the json envelope otherwise.
+    fmt = "text" if sys.stdout.isatty() else "json"
     while options:
         option = options.pop(0)
         if option == "--format" and options and options[0] in ("text", "json", "both"):
