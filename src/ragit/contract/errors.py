@@ -451,12 +451,7 @@ class DocValidationFailed(NotReadyError):
     exit_code = EXIT_UNEXPECTED
 
     def __init__(
-        self,
-        violations: int,
-        invalid_files: list[str],
-        recovery: str | None,
-        *,
-        hint: str | None = None,
+        self, violations: int, invalid_files: list[str], recovery: str | None, hint: str | None
     ) -> None:
         super().__init__(
             f"{violations} violation(s) in {len(invalid_files)} document(s)",
