@@ -2,7 +2,7 @@
 
 The model lists only keys RAGit honours. Loading ignores keys it does not know
 (they are preserved in the file and reported by ``doctor``); ``config set``
-rejects them. This module only reads: ``config set`` lives in :mod:`ragit.ops.config_set`,
+rejects them. This module only reads: ``config set`` lives in :mod:`ragit.ops.config.edit`,
 so readers such as the MCP server never import a config writer.
 
 Sections are plain records (:class:`ragit._sections.Section`), declared once below with

@@ -30,7 +30,7 @@ from ragit.contract import errors as catalog
 from ragit.contract import mcp_errors
 from ragit.contract.catalog import catalog as error_catalog
 from ragit.embed.minilm import NUMPY_INSTALL_COMMAND, ORT_INSTALL_COMMAND
-from ragit.ops.doctor_shared import UPGRADE_RAGIT
+from ragit.ops.maintenance.doctor_shared import UPGRADE_RAGIT
 
 BIN = Path(sys.executable).parent
 RAGIT = [str(BIN / "ragit")] if (BIN / "ragit").exists() else [sys.executable, "-m", "ragit"]

@@ -271,8 +271,8 @@ def _setup(operation: str, tmp_path: Path) -> Case:
 def _complete(case: Case, operation: str) -> None:
     """Run ``operation`` to its end in-process, as nothing interrupted it."""
     from ragit.config import load_config
-    from ragit.ops.rebuild import rebuild_store
-    from ragit.ops.security_purge import run_purge
+    from ragit.ops.maintenance.rebuild import rebuild_store
+    from ragit.ops.security.purge import run_purge
 
     repo = case.repo
     cfg = load_config(repo.ws)
@@ -412,7 +412,7 @@ def _finish(obs: Observed, case: Case, operation: str) -> None:
         meta = json.loads((repo.ws.store_dir / "meta.json").read_text(encoding="utf-8"))
         if meta["embedding"]["dimensions"] != 128:
             from ragit.config import load_config
-            from ragit.ops.rebuild import rebuild_store
+            from ragit.ops.maintenance.rebuild import rebuild_store
 
             cfg = load_config(repo.ws)
             rebuild_store(repo.ws, cfg, command="migrate-embeddings", progress=lambda _m: None)
@@ -423,8 +423,8 @@ def _finish(obs: Observed, case: Case, operation: str) -> None:
 
 def _finish_purge(obs: Observed, case: Case) -> None:
     from ragit.config import load_config
-    from ragit.ops.security_audit import run_audit
-    from ragit.ops.security_purge import run_purge
+    from ragit.ops.security.audit import run_audit
+    from ragit.ops.security.purge import run_purge
 
     repo = case.repo
     cfg = load_config(repo.ws)

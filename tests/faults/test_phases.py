@@ -30,7 +30,7 @@ def test_every_phase_of_every_write_operation_has_a_kill_test() -> None:
     ingest = _reached("ingest/apply.py", *writes) | journal | swap
     ingest -= SHARED_STORE_PHASES
     rebuild = _reached("store/replace.py") | _PUBLISH
-    purge = _reached("ops/security_purge.py") | rebuild
+    purge = _reached("ops/security/purge.py") | rebuild
 
     assert _reached("store/publishing.py") >= _PUBLISH
     assert ingest == set(INGEST_PHASES)

@@ -12,7 +12,7 @@ import pytest
 
 from ragit.artifacts.lock import inspect_memory_lock, memory_lock
 from ragit.contract.errors import StoreWriteBusy
-from ragit.ops.status import _memory_lock_block
+from ragit.ops.status.report import _memory_lock_block
 from ragit.workspace import Workspace
 
 HOLDER = textwrap.dedent(

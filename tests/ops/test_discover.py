@@ -14,9 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragit.ingest.doctype import detect_doc_type
-from ragit.ops.discover.assess import classify, coverage, knowledge_map, maturity
-from ragit.ops.discover.scan import scan_repository
-from ragit.ops.doc_authority.contracts import detect_head
+from ragit.ops.authority.contracts import detect_head
+from ragit.ops.authority.discover.assess import classify, coverage, knowledge_map, maturity
+from ragit.ops.authority.discover.scan import scan_repository
 
 
 def _repo(root: Path, files: dict[str, str]) -> Path:

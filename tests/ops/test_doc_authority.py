@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragit.ingest.doctype import DOC_TYPES
-from ragit.ops.doc_authority.contracts import (
+from ragit.ops.authority.contracts import (
     contract_for,
     headings,
     refreshed,

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from tests.ops.test_log_drift import git, ragit
 
-from ragit.ops import history, history_records
-from ragit.ops.history import LogRequest, run_log
+from ragit.ops.history import log, records
+from ragit.ops.history.log import LogRequest, run_log
 from ragit.workspace import Workspace
 
 # a path JSON must escape (a quote) and one that is not ASCII
@@ -40,7 +40,7 @@ def repo(tmp_path: Path) -> Path:
     return root
 
 
-def _slow_only(raw: bytes, sha: str) -> history_records.Summary:
+def _slow_only(raw: bytes, sha: str) -> records.Summary:
     raise ValueError(sha)
 
 
@@ -53,24 +53,22 @@ def test_fast_reader_gives_what_the_validated_read_gives(
     changed = [c["path"] for e in fast["entries"] for c in e["snapshot"].get("changed", [])]
     if view != "minimal":
         assert ODD in changed and "docs/glossary/terms.md" in changed
-    monkeypatch.setattr(
-        history_records.Records, "parse", lambda self, raw, sha: _slow_only(raw, sha)
-    )
+    monkeypatch.setattr(records.Records, "parse", lambda self, raw, sha: _slow_only(raw, sha))
     assert run_log(ws, LogRequest(max_count=50, view=view)) == fast
 
 
 def test_each_manifest_is_read_once(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     reads: list[str] = []
-    real = history.read_summary
+    real = log.read_summary
 
     def counting(
-        ws: Workspace, sha: str, cache: history_records.Records, shared: object = None
-    ) -> history_records.Summary:
+        ws: Workspace, sha: str, cache: records.Records, shared: object = None
+    ) -> records.Summary:
         reads.append(sha)
         assert shared is None  # the embedded store: local manifests
         return real(ws, sha, cache)
 
-    monkeypatch.setattr(history, "read_summary", counting)
+    monkeypatch.setattr(log, "read_summary", counting)
     data = run_log(Workspace(repo), LogRequest(max_count=50))
     assert len(data["entries"]) == 4
     assert sorted(reads) == sorted(set(reads)) and len(reads) == 4

@@ -111,7 +111,7 @@ def _plant_legacy_chunks(repo: RagitRepo, path: str) -> list[str]:
 
 def _audit(repo: RagitRepo) -> dict[str, Any]:
     from ragit.config import load_config
-    from ragit.ops.security_audit import run_audit
+    from ragit.ops.security.audit import run_audit
 
     return run_audit(repo.ws, load_config(repo.ws))
 

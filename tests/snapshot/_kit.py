@@ -144,12 +144,12 @@ class RagitRepo:
         return run_query(self.ws, req)
 
     def status(self) -> dict[str, Any]:
-        from ragit.ops.status import repository_status
+        from ragit.ops.status.report import repository_status
 
         return repository_status(self.ws)
 
     def doctor(self) -> tuple[dict[str, Any], Any]:
-        from ragit.ops.doctor import run_doctor
+        from ragit.ops.maintenance.doctor import run_doctor
 
         return run_doctor(self.ws)
 

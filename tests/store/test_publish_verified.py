@@ -40,8 +40,8 @@ def test_a_refused_publish_leads_doctor_and_repair_to_the_rebuild(tmp_path: Path
     """Contract-mandated (§6): after a write whose publish was refused, every ingest refuses too
     (the canonical store lacks chunks); doctor must name the command that fixes it, not an ingest
     that fails and points back to doctor, and `repair --apply` must run it."""
-    from ragit.ops.doctor import run_doctor
-    from ragit.ops.repair import plan_repair
+    from ragit.ops.maintenance.doctor import run_doctor
+    from ragit.ops.maintenance.repair import plan_repair
 
     repo = indexed_repo(tmp_path, "docs-basic")
     victim = repo.manifest(repo.head())["docs"][0]["chunkIds"][0]

@@ -180,8 +180,8 @@ def test_doctor_and_status_connect_to_the_server_once(
 ) -> None:
     """`doctor` reaches the shared store once (its health facts, then HEAD's manifest over the
     same connection), and `status` too; their output is the CLI's."""
-    from ragit.ops.doctor import run_doctor
-    from ragit.ops.status import repository_status
+    from ragit.ops.maintenance.doctor import run_doctor
+    from ragit.ops.status.report import repository_status
     from ragit.workspace import Workspace
 
     migrate()

@@ -320,7 +320,8 @@ def _wait_for_no_writer(url: str) -> None:
 def test_every_point_of_the_shared_migration_is_killed_here() -> None:
     """A fault point added to the shared-store migration must be killed in this file (the
     publication's own points are killed by test_server_faults.py)."""
-    source = (Path(ragit.__file__).parent / "ops" / "migrate_shared.py").read_text("utf-8")
+    room = Path(ragit.__file__).parent / "ops" / "maintenance"
+    source = (room / "migrate_shared.py").read_text("utf-8")
     assert set(re.findall(r"faults\.reach\(\s*\"([a-z-]+)\"", source)) == {
         "migrate-snapshot-published"
     }

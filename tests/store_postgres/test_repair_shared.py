@@ -178,7 +178,7 @@ def test_repair_builds_a_missing_graph(
     assert _states() == {name: "missing"}  # at GRAPH_MIN_ROWS = 0, as a large one after a kill
 
     from ragit.config import load_config
-    from ragit.ops.repair import run_repair
+    from ragit.ops.maintenance.repair import run_repair
     from ragit.workspace import Workspace
 
     ws = Workspace(root)

@@ -1,7 +1,7 @@
 """Store rows from text: document chunks and artifact units (contract §6).
 
 Ingest planning (:mod:`ragit.ingest.plan`) and the store rebuild
-(:mod:`ragit.ops.rebuild`) build rows the same way, so a rebuild regenerates
+(:mod:`ragit.ops.maintenance.rebuild`) build rows the same way, so a rebuild regenerates
 exactly the chunk ids an ingest wrote. Rows carry no vector yet; embedding
 happens when they are applied.
 """

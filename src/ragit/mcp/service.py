@@ -147,7 +147,7 @@ class ToolService:
     def _run(self, name: str, arguments: object) -> dict[str, Any]:
         if name == STATUS:
             arg.parse_status(arguments)
-            from ragit.ops.status import repository_status
+            from ragit.ops.status.report import repository_status
 
             return repository_status(self.ws)
         if name == QUERY:

@@ -7,7 +7,7 @@ from typing import Any
 from ragit.cli.invocation import Invocation, Outcome
 from ragit.cli.render import paint, value
 from ragit.contract.models import WireModel
-from ragit.ops.config_set import ConfigSetData, set_value
+from ragit.ops.config.edit import ConfigSetData, set_value
 
 
 class ConfigEntry(WireModel):
@@ -75,7 +75,7 @@ def run_set(inv: Invocation) -> Outcome:
 
 def run_unset(inv: Invocation) -> Outcome:
     """Handler for `ragit config unset <key>`."""
-    from ragit.ops.config_set import unset_value
+    from ragit.ops.config.edit import unset_value
 
     data = unset_value(inv.workspace(), str(inv.params["key"]), dry_run=inv.dry_run)
     warnings = _committed_drift(inv)
@@ -109,7 +109,7 @@ def _committed_drift(inv: Invocation) -> list[str]:
 def run_get(inv: Invocation) -> Outcome:
     """Handler for `ragit config get <key>`: the value in force alone on a line in text."""
     from ragit.config import config_entry
-    from ragit.ops.config_view import entries_in_force
+    from ragit.ops.config.view import entries_in_force
 
     ws = inv.workspace()
     key = str(inv.params.get("key") or "")
@@ -145,7 +145,7 @@ def _render_list(entries: list[dict[str, Any]]) -> str:
 
 def run_list(inv: Invocation) -> Outcome:
     """Handler for `ragit config list`."""
-    from ragit.ops.config_view import entries_in_force
+    from ragit.ops.config.view import entries_in_force
 
     ws = inv.workspace()
     entries = entries_in_force(ws)

@@ -109,7 +109,7 @@ class DocCreateData(WireModel):
 
 
 def _type(inv: Invocation, *, required: bool = False) -> str | None:
-    from ragit.ops.doc_authority.engine import check_type
+    from ragit.ops.authority.engine import check_type
 
     raw = inv.params.get("type")
     if raw is None and required:
@@ -205,7 +205,7 @@ def _recovery(files: list[dict[str, Any]], doc_type: str | None) -> tuple[str | 
 def run_validate(inv: Invocation) -> Outcome:
     """Handler for `ragit doc validate`: exit 1 on violations unless ``--exit-zero``."""
     from ragit.contract.errors import DocValidationFailed
-    from ragit.ops.doc_authority.validate import validate
+    from ragit.ops.authority.validate import validate
 
     doc_type = _type(inv)
     if doc_type is not None and inv.params.get("all"):
@@ -235,7 +235,7 @@ def _reconcile_line(summary: dict[str, Any] | None) -> str:
 
 def run_refresh(inv: Invocation) -> Outcome:
     """Handler for `ragit doc refresh`."""
-    from ragit.ops.doc_authority.engine import refresh
+    from ragit.ops.authority.engine import refresh
 
     doc_type = _type(inv)
     files = _optional_text(inv, "files")
@@ -260,7 +260,7 @@ def run_refresh(inv: Invocation) -> Outcome:
 
 def run_create(inv: Invocation) -> Outcome:
     """Handler for `ragit doc create`."""
-    from ragit.ops.doc_authority.engine import create
+    from ragit.ops.authority.engine import create
 
     doc_type = _type(inv, required=True)
     assert doc_type is not None
@@ -291,7 +291,7 @@ def run_create(inv: Invocation) -> Outcome:
 
 def run_reconcile(inv: Invocation) -> Outcome:
     """Handler for `ragit doc reconcile`."""
-    from ragit.ops.doc_authority.engine import reconcile
+    from ragit.ops.authority.engine import reconcile
 
     data = reconcile(inv.workspace(), inv.config(), dry_run=inv.dry_run)
 

@@ -28,7 +28,7 @@ def render(data: dict[str, Any]) -> str:
 
 def run(inv: Invocation) -> Outcome:
     """Handler for `ragit doctor`."""
-    from ragit.ops.doctor import run_doctor
+    from ragit.ops.maintenance.doctor import run_doctor
 
     data, error = run_doctor(inv.workspace())
     return Outcome(data=data, text=lambda: render(data), error=error)

@@ -48,7 +48,7 @@ def _names(inv: Invocation) -> str | None:
 
 def run_log(inv: Invocation) -> Outcome:
     """Handler for `ragit log`."""
-    from ragit.ops.history import DEFAULT_MAX_COUNT, MAX_COUNT, LogRequest, run_log
+    from ragit.ops.history.log import DEFAULT_MAX_COUNT, MAX_COUNT, LogRequest, run_log
 
     p = inv.params
     view = _log_view(inv)
@@ -214,7 +214,7 @@ def max_count_option(inv: Invocation, default: int, maximum: int) -> int:
 
 def run_drift(inv: Invocation) -> Outcome:
     """Handler for `ragit drift`."""
-    from ragit.ops.drift import DEFAULT_MAX_COUNT, MAX_COUNT, DriftRequest, evaluate
+    from ragit.ops.history.drift import DEFAULT_MAX_COUNT, MAX_COUNT, DriftRequest, evaluate
 
     p = inv.params
     ids = item_ids(inv)
@@ -253,7 +253,7 @@ def render_drift(data: dict[str, Any]) -> str:
     """Text of `ragit drift`, as `git status`: only what is suspect or stale, then the
     commands that fix it; one all-clear line when nothing is (``--format json`` lists
     every item, fresh ones included)."""
-    from ragit.ops.drift import REASON_WORDS
+    from ragit.ops.history.drift import REASON_WORDS
 
     counts = data["counts"]
     where = _drift_where(data["baseline"])
@@ -309,7 +309,7 @@ def _count(n: int, word: str) -> str:
 def run_narrative(inv: Invocation) -> Outcome:
     """Handler for `ragit narrative`."""
     from ragit.contract.inputs import positive_int_option
-    from ragit.ops.narrative import (
+    from ragit.ops.history.narrative import (
         DEFAULT_MAX_COMMITS,
         MAX_COMMITS,
         NarrativeRequest,

@@ -39,7 +39,7 @@ def run_uninstall(inv: Invocation) -> Outcome:
 def run_status(inv: Invocation) -> Outcome:
     """Handler for `ragit hooks status`."""
     from ragit import hooks
-    from ragit.ops.status import last_hook_run
+    from ragit.ops.status.report import last_hook_run
 
     ws = inv.workspace()
     data = hooks.status(ws)

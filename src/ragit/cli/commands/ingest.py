@@ -130,7 +130,7 @@ def run(inv: Invocation) -> Outcome:
         data = run_ingest(ws, cfg, req, inv.progress)
     warnings = data.pop("warnings", [])
     if cfg.docs_authority.validate_on_ingest:
-        from ragit.ops.doc_authority.engine import validate_commit_docs
+        from ragit.ops.authority.engine import validate_commit_docs
 
         report = validate_commit_docs(
             ws, cfg, data.get("commitSha"), list(data.get("plannedFiles") or [])

@@ -3,7 +3,7 @@
 Scans the repository and reports what knowledge it has and lacks (mode, coverage,
 maturity, knowledge map, plan), creates `.ragit/config.toml` and the ignore entries, and
 under `--strategy balanced|full` writes the missing stage-1 drafts, templates, AGENTS.md
-and the indexes (:mod:`ragit.ops.discover`). The default strategy `minimal` writes exactly
+and the indexes (:mod:`ragit.ops.authority.discover`). The default strategy `minimal` writes exactly
 the config and the ignore entries.
 """
 
@@ -52,7 +52,7 @@ class InitData(WireModel):
     knowledge_map: list[dict[str, Any]] = Field(default_factory=list)
     actions: dict[str, Any] = Field(default_factory=dict)
     bootstrap: dict[str, Any] = Field(default_factory=dict)
-    # The ingest surface against the documents found (ragit.ops.discover.surface).
+    # The ingest surface against the documents found (ragit.ops.authority.discover.surface).
     surface: dict[str, Any] = Field(default_factory=dict)
     # Asked at a terminal and answered no: nothing was written.
     declined: bool = False
@@ -106,9 +106,9 @@ def init_repository(
     """
     from ragit._fs import atomic_write_text
     from ragit.config import default_config_toml
-    from ragit.ops.discover.report import discover
-    from ragit.ops.discover.scan import scan_repository
-    from ragit.ops.discover.surface import propose_surface
+    from ragit.ops.authority.discover.report import discover
+    from ragit.ops.authority.discover.scan import scan_repository
+    from ragit.ops.authority.discover.surface import propose_surface
     from ragit.snapshot._git import discover_root
     from ragit.snapshot._git import init_repository as git_init_repo
 
@@ -265,7 +265,7 @@ def _render_report(data: InitData) -> list[str]:
 def run(inv: Invocation) -> Outcome:
     """Handler for `ragit init`."""
     from ragit.contract.errors import InputInvalid
-    from ragit.ops.discover.assess import MODES, STRATEGIES
+    from ragit.ops.authority.discover.assess import MODES, STRATEGIES
 
     mode = str(inv.params.get("mode") or "auto")
     strategy = str(inv.params.get("strategy") or "minimal")

@@ -26,7 +26,7 @@ def render(data: dict[str, Any]) -> str:
 
 def run(inv: Invocation) -> Outcome:
     """Handler for `ragit migrate store`."""
-    from ragit.ops.store_migrate import migrate_store
+    from ragit.ops.maintenance.store_migrate import migrate_store
 
     data = migrate_store(dry_run=bool(inv.params.get("dry_run"))).dump()
     return Outcome(data=data, text=lambda: render(data))

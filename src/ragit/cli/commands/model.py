@@ -30,7 +30,7 @@ def render(data: dict[str, Any]) -> str:
 def run_install(inv: Invocation) -> Outcome:
     """Handler for `ragit model install`."""
     from ragit.cli.progress import choose_mode
-    from ragit.ops.model_install import install_model
+    from ragit.ops.maintenance.model_install import install_model
 
     mode = choose_mode(verbose=bool(inv.params.get("verbose")), quiet=bool(inv.params.get("quiet")))
     # At a terminal pip draws its own bars (rate, time left) on stderr; otherwise its lines

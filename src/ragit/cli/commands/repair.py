@@ -30,8 +30,8 @@ def render(data: dict[str, Any]) -> str:
 def run_repair_cmd(inv: Invocation) -> Outcome:
     """Handler for `ragit repair`."""
     from ragit.cli.commands.history import item_ids, max_count_option
-    from ragit.ops.drift import MAX_COUNT
-    from ragit.ops.repair import ACTIONS, RepairFilters, run_repair
+    from ragit.ops.history.drift import MAX_COUNT
+    from ragit.ops.maintenance.repair import ACTIONS, RepairFilters, run_repair
 
     requested = list(inv.params.get("action") or ())
     for action in requested:
@@ -91,13 +91,13 @@ def _render_migrate(data: dict[str, Any]) -> str:
 def run_migrate_embeddings(inv: Invocation) -> Outcome:
     """Handler for `ragit migrate embeddings`."""
     from ragit.embed import resolve_profile
-    from ragit.ops.rebuild import plan_rebuild, rebuild_store
+    from ragit.ops.maintenance.rebuild import plan_rebuild, rebuild_store
     from ragit.store.meta import read_meta
 
     ws = inv.workspace()
     cfg = inv.config()
     if cfg.store.backend == "postgres":
-        from ragit.ops.migrate_shared import migrate_shared
+        from ragit.ops.maintenance.migrate_shared import migrate_shared
 
         shared, notes = migrate_shared(ws, cfg, dry_run=inv.dry_run, progress=inv.progress)
         return Outcome(data=shared, text=lambda: _render_migrate(shared), warnings=notes)

@@ -29,7 +29,7 @@ def render_audit(data: dict[str, Any]) -> str:
 
 def run_audit_cmd(inv: Invocation) -> Outcome:
     """Handler for `ragit security audit`."""
-    from ragit.ops.security_audit import run_audit
+    from ragit.ops.security.audit import run_audit
 
     data = run_audit(inv.workspace(), inv.config())
     return Outcome(data=data, text=lambda: render_audit(data))
@@ -50,7 +50,7 @@ def render_purge(data: dict[str, Any]) -> str:
 
 def run_purge_cmd(inv: Invocation) -> Outcome:
     """Handler for `ragit security purge`."""
-    from ragit.ops.security_purge import TARGETS, run_purge
+    from ragit.ops.security.purge import TARGETS, run_purge
 
     target = inv.params.get("target") or "all"
     if target not in TARGETS:

@@ -141,7 +141,7 @@ def hook_run_line(last: dict[str, Any]) -> str:
 
 def run(inv: Invocation) -> Outcome:
     """Handler for `ragit status`."""
-    from ragit.ops.status import repository_status
+    from ragit.ops.status.report import repository_status
 
     data = repository_status(inv.workspace())
     warnings = status_warnings(data)

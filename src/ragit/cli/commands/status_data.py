@@ -9,7 +9,7 @@ from ragit.contract.models import WireModel
 
 
 class StatusData(WireModel):
-    """Shape summary for `describe` (the data itself is built by ragit.ops.status)."""
+    """Shape summary for `describe` (the data itself is built by ragit.ops.status.report)."""
 
     root: str
     initialized: bool

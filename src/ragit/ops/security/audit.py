@@ -4,7 +4,7 @@ Writes mask secrets before anything is persisted, so a raw secret on disk means
 an older RAGit (or a hand edit) wrote it. ``audit`` looks for such leftovers
 with the current masking rules — a string that :func:`mask_text` would change
 still holds a raw secret — and ``ragit security purge``
-(:mod:`ragit.ops.security_purge`) removes them.
+(:mod:`ragit.ops.security.purge`) removes them.
 
 audit (reads only; it records nothing, not even a "last audit" time, so it can
 run wherever a read can):
@@ -32,7 +32,7 @@ from typing import Any
 from ragit import _json
 from ragit.config import RagitConfig
 from ragit.contract.errors import RagitError, StoreClientMissing
-from ragit.ops.security_scan import (
+from ragit.ops.security.scan import (
     control_plane_files,
     pending_stale,
     scan_control_plane_file,

@@ -1,6 +1,6 @@
 """`ragit init`'s read-only scan of the working tree (docs/authority.md, step 1).
 
-One walk of the tree (:func:`ragit.ops.doc_authority.tree.list_tree`: .gitignore honoured,
+One walk of the tree (:func:`ragit.ops.authority.tree.list_tree`: .gitignore honoured,
 symlinks listed but never followed), then small reads: the first 4 KiB of each markdown
 file (enough for the frontmatter and the first heading, which decide its type) and the
 build files that name frameworks and workspaces (each at most 256 KiB).
@@ -18,8 +18,8 @@ from typing import Any
 
 from ragit import _json, _toml
 from ragit.ingest.doctype import UNKNOWN
-from ragit.ops.doc_authority.contracts import detect, detect_head
-from ragit.ops.doc_authority.tree import list_tree
+from ragit.ops.authority.contracts import detect, detect_head
+from ragit.ops.authority.tree import list_tree
 
 HEAD_BYTES = 1536
 BUILD_FILE_BYTES = 256 * 1024

@@ -3,7 +3,7 @@
 A manifest as the writer emits it (compact JSON, its key order) is cut into document
 records without a JSON parse; records shared byte for byte by consecutive snapshots are
 decoded once (docs/history.md). Anything else is read the strict way
-(:func:`ragit.ops.status.shared_manifest`), which raises the typed errors.
+(:func:`ragit.ops.status.report.shared_manifest`), which raises the typed errors.
 
 A decoded record is ``{path, documentId, versionId, docType, blobSha, chunkIds}`` with
 ``chunkIds`` a tuple of ids; a snapshot's chunks are the distinct ids of its records
@@ -18,11 +18,11 @@ from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 from ragit import _json
-from ragit.ops.status import shared_manifest
+from ragit.ops.status.report import shared_manifest
 from ragit.workspace import Workspace
 
 if TYPE_CHECKING:
-    from ragit.ops.status import SharedStore
+    from ragit.ops.status.report import SharedStore
 
 
 @dataclass(frozen=True)

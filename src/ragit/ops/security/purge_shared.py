@@ -11,8 +11,8 @@ from typing import Any
 
 from ragit.config import RagitConfig
 from ragit.contract.errors import RagitError
-from ragit.ops.security_regenerate import Progress, plan_store
-from ragit.ops.security_scan import pending_stale, record_stale, secret_labels
+from ragit.ops.security.regenerate import Progress, plan_store
+from ragit.ops.security.scan import pending_stale, record_stale, secret_labels
 from ragit.workspace import Workspace
 
 

@@ -19,7 +19,7 @@ from ragit.contract.errors import (
     SnapshotManifestInvalid,
 )
 from ragit.contract.recovery import commit_recovery
-from ragit.ops.worktree import dirty_candidates, worktree_changes
+from ragit.ops.status.worktree import dirty_candidates, worktree_changes
 from ragit.snapshot._git import GitRepo
 from ragit.snapshot.manifest import list_manifest_shas, load_manifest, parse_manifest
 from ragit.snapshot.selection import ingest_running, nearest_indexed_ancestor
@@ -351,7 +351,7 @@ def _repository_status(
     config_block: dict[str, Any],
     shared: SharedStore | None,
 ) -> dict[str, Any]:
-    from ragit.ops.doc_authority.summary import read_index_summary
+    from ragit.ops.authority.summary import read_index_summary
 
     data: dict[str, Any] = {
         "root": str(ws.root),

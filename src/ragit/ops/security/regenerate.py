@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragit.config import RagitConfig
-from ragit.ops.security_scan import secret_labels
+from ragit.ops.security.scan import secret_labels
 from ragit.workspace import Workspace
 
 Progress = Callable[[str], None]
@@ -35,7 +35,7 @@ def plan_store(
     stored text was made under other masking (or chunking) rules, its blob no longer
     reads, or a regenerated artifact chunk still holds a raw secret.
     """
-    from ragit.ops.rebuild import _manifests, _regenerate
+    from ragit.ops.maintenance.rebuild import _manifests, _regenerate
 
     if manifests is None:
         manifests, _bad = _manifests(ws)

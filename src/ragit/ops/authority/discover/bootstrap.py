@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from ragit.ingest.doctype import DOC_TYPES
-from ragit.ops.discover.scan import Scan
-from ragit.ops.doc_authority.contracts import contract_for, headings, skeleton
+from ragit.ops.authority.contracts import contract_for, headings, skeleton
+from ragit.ops.authority.discover.scan import Scan
 
 DRAFTS = (
     "RAGIT.md",

@@ -16,7 +16,7 @@ Items, each ``fresh``, ``suspect`` or ``stale`` with reason codes:
   → ``failure_evidence_present`` (stale for suites, suspect for session artifacts).
 
 With ``store.backend = "postgres"`` the baseline is the shared store's: the commits it holds
-for this repository and their manifests (:class:`ragit.ops.status.SharedStore`), so a clone
+for this repository and their manifests (:class:`ragit.ops.status.report.SharedStore`), so a clone
 that never ingested sees what CI indexed; a server that cannot be read is the typed error
 reaching it (``SNAPSHOT_STORE_UNAVAILABLE``, exit 3), never a made-up ``no_baseline``.
 
@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ragit.contract.errors import InputInvalid, RagitError
-from ragit.ops.status import shared_manifest
+from ragit.ops.status.report import shared_manifest
 from ragit.security.masking import RedactionSummary, mask_json
 from ragit.snapshot._git import GitRepo
 from ragit.snapshot.manifest import Manifest, manifest_exists
@@ -41,7 +41,7 @@ from ragit.workspace import Workspace
 
 if TYPE_CHECKING:
     from ragit.artifacts.catalog import ArtifactRecord
-    from ragit.ops.status import SharedStore
+    from ragit.ops.status.report import SharedStore
 
 SCOPES = ("durable", "memory", "harness", "all")
 STATUSES = ("fresh", "suspect", "stale")
@@ -263,7 +263,7 @@ def evaluate(ws: Workspace, req: DriftRequest, shared: SharedStore | None = None
         InputInvalid: a bad ``scope`` or ``path``.
         SnapshotStoreUnavailable: the shared store cannot be read.
     """
-    from ragit.ops.status import shared_for
+    from ragit.ops.status.report import shared_for
 
     check_request(req)  # bad input is its typed error before any store is reached
     with shared_for(ws, shared) as reached:

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ragit.ops.discover.scan import BUILD_FILE_BYTES, Scan
+from ragit.ops.authority.discover.scan import BUILD_FILE_BYTES, Scan
 
 MODES = ("auto", "empty", "existing", "monorepo", "docs-heavy")
 STRATEGIES = ("minimal", "balanced", "full")

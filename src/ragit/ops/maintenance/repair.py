@@ -14,7 +14,7 @@ apply:
   names: regenerate it from the union of all manifests (git objects), verify, swap. On
   the shared store (``store.backend = "postgres"``) it regenerates the chunks the
   repository's snapshots name and the server lacks, and builds a namespace's missing or
-  invalid HNSW graph (:mod:`ragit.ops.repair_shared`); the baseline of the item actions
+  invalid HNSW graph (:mod:`ragit.ops.maintenance.repair_shared`); the baseline of the item actions
   below is the server's;
 * ``ingest``, ``harness-verify``, ``artifact-review``, ``harness-run`` — from the
   items `ragit drift` finds not fresh (the same evaluation, with the same ``--scope``,
@@ -50,7 +50,7 @@ from ragit.contract.errors import RagitError
 from ragit.workspace import Workspace
 
 if TYPE_CHECKING:
-    from ragit.ops.status import SharedStore
+    from ragit.ops.status.report import SharedStore
 
 STORAGE_ACTIONS = ("release-lock", "ingest-recover", "store-rebuild")
 ITEM_ACTIONS = ("ingest", "harness-verify", "artifact-review", "harness-run")
@@ -178,14 +178,14 @@ def plan_repair(
     """The repair plan and the drift evaluation it came from (reads only).
 
     With ``store.backend = "postgres"`` the baseline and the store's problems are the shared
-    store's (:mod:`ragit.ops.repair_shared`), read over one connection.
+    store's (:mod:`ragit.ops.maintenance.repair_shared`), read over one connection.
 
     Raises:
         InputInvalid: a bad ``--scope`` or a ``--path`` glob outside the repository.
         SnapshotStoreUnavailable: the shared store cannot be read.
     """
-    from ragit.ops.drift import DriftRequest, check_request
-    from ragit.ops.status import shared_for
+    from ragit.ops.history.drift import DriftRequest, check_request
+    from ragit.ops.status.report import shared_for
 
     filters = filters or RepairFilters()
     # Bad input is its typed error before any store is reached.
@@ -197,7 +197,7 @@ def plan_repair(
 def _plan(
     ws: Workspace, requested: list[str], filters: RepairFilters, shared: SharedStore | None
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    from ragit.ops.drift import MAX_COUNT, DriftRequest, evaluate
+    from ragit.ops.history.drift import MAX_COUNT, DriftRequest, evaluate
     from ragit.store.journal_scan import scan_journals
     from ragit.store.lock import inspect_lock
 
@@ -273,8 +273,9 @@ def _plan(
 def _shared_store_action(
     shared: SharedStore, requested: list[str], offset: int
 ) -> list[dict[str, Any]]:
-    """``store-rebuild`` on the shared store: what :mod:`ragit.ops.repair_shared` repairs."""
-    from ragit.ops.repair_shared import find_problems
+    """``store-rebuild`` on the shared store: what
+    :mod:`ragit.ops.maintenance.repair_shared` repairs."""
+    from ragit.ops.maintenance.repair_shared import find_problems
 
     problems = find_problems(shared)
     reasons = problems.reasons()
@@ -413,7 +414,7 @@ def _item_actions(
 
 
 def _dirty_note(ws: Workspace) -> list[str]:
-    from ragit.ops.status import repository_status
+    from ragit.ops.status.report import repository_status
 
     dirty = repository_status(ws)["snapshot"].get("worktreeDirty", False)
     return ["dirty document candidates will block it; commit them first"] if dirty else []
@@ -435,7 +436,7 @@ def _execute(
         ws.lock_path.unlink(missing_ok=True)
     elif kind == "ingest-recover":
         from ragit.contract.errors import IngestRecoveryRequired, SnapshotStoreUnavailable
-        from ragit.ops.rebuild import rebuild_store
+        from ragit.ops.maintenance.rebuild import rebuild_store
         from ragit.snapshot.manifest import manifest_exists
         from ragit.store.journal import recover
         from ragit.store.lock import WriterLock
@@ -464,11 +465,11 @@ def _execute(
                 ]
             raise
     elif kind == "store-rebuild" and cfg.store.backend == "postgres":
-        from ragit.ops.repair_shared import repair_store
+        from ragit.ops.maintenance.repair_shared import repair_store
 
         return repair_store(ws, cfg, progress)
     elif kind == "store-rebuild":
-        from ragit.ops.rebuild import rebuild_store
+        from ragit.ops.maintenance.rebuild import rebuild_store
 
         result = rebuild_store(ws, cfg, command="store-rebuild", progress=progress)
         return list(result.get("warnings", []))

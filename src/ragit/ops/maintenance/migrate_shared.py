@@ -6,7 +6,7 @@ in one embedding namespace; chunks are stored once per namespace, keyed by their
 content-addressed id, and never rewritten. Migrating a repository to the configured
 profile is therefore, for each of its snapshots in another namespace (oldest publication
 first): read the documents whose chunks the target namespace lacks back from git objects,
-masked and chunked exactly as ingest did (:func:`ragit.ops.rebuild._regenerate`), embed
+masked and chunked exactly as ingest did (:func:`ragit.ops.maintenance.rebuild._regenerate`), embed
 only those chunks, write them in batches, then republish the commit with the same manifest
 bytes in the target namespace — one transaction (:meth:`PgWriter.publish
 <ragit.store.postgres.write.PgWriter.publish>`): a reader sees the old binding or the new
@@ -192,7 +192,7 @@ def _apply(
 ) -> dict[str, Any]:
     from ragit import _faults as faults
     from ragit.embed import build_embedder
-    from ragit.ops.rebuild import _embedded_batches, _regenerate
+    from ragit.ops.maintenance.rebuild import _embedded_batches, _regenerate
     from ragit.store.backend_write import open_writer
     from ragit.store.lock import WriterLock
 

@@ -24,7 +24,7 @@ def _resolved(ws: Workspace) -> dict[str, tuple[Any, str, str | None]]:
     """``key → (value in force, source, detail)`` for the keys whose default is derived."""
     from ragit.embed.profile import provider_spec, resolve_settings
     from ragit.ingest.doctype import DOC_TYPES
-    from ragit.ops.doc_authority.contracts import contract_for
+    from ragit.ops.authority.contracts import contract_for
 
     cfg = load_config(ws)
     out: dict[str, tuple[Any, str, str | None]] = {}

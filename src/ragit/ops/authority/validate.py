@@ -13,15 +13,15 @@ from typing import Any
 from ragit.config import RagitConfig
 from ragit.contract.errors import InputInvalid
 from ragit.ingest.doctype import UNKNOWN
-from ragit.ops.doc_authority.contracts import contracts_from_config, detect_head, violations
-from ragit.ops.doc_authority.engine import (
+from ragit.ops.authority.contracts import contracts_from_config, detect_head, violations
+from ragit.ops.authority.engine import (
     DocFile,
     _decode,
     _file_entry,
     _read,
     is_directory_index,
 )
-from ragit.ops.doc_authority.tree import iter_markdown, list_tree
+from ragit.ops.authority.tree import iter_markdown, list_tree
 from ragit.workspace import Workspace
 
 # Why a markdown file was not checked (``skippedFiles[].reason`` and ``skipped`` keys).

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragit.config import RagitConfig
-from ragit.ops.status import SharedStore
+from ragit.ops.status.report import SharedStore
 from ragit.workspace import Workspace
 
 Progress = Callable[[str], None]
@@ -138,7 +138,7 @@ def _restore_chunks(
 ) -> list[str]:
     """Regenerate ``wanted`` from the manifests' blobs, embed and write them."""
     from ragit.embed import build_embedder
-    from ragit.ops.rebuild import _embedded_batches, _regenerate
+    from ragit.ops.maintenance.rebuild import _embedded_batches, _regenerate
     from ragit.store.backend_write import open_writer
 
     rows, problems, _expected = _regenerate(ws, cfg, manifests, progress)

@@ -19,7 +19,7 @@ from ragit.contract.errors import (
     DoctorChecksFailed,
     RagitError,
 )
-from ragit.ops.doctor_shared import shared_store_checks
+from ragit.ops.maintenance.doctor_shared import shared_store_checks
 from ragit.workspace import GITIGNORE_ENTRIES, Workspace
 
 REBUILD = "ragit repair --apply --action store-rebuild"
@@ -51,14 +51,14 @@ class _Doctor:
         self.checks: list[Check] = []
         self.cfg: Any = None
         self.manifests: dict[str, Any] = {}
-        self._shared: Any = None  # ragit.ops.status.SharedStore: one connection per run
+        self._shared: Any = None  # ragit.ops.status.report.SharedStore: one connection per run
 
     def shared(self) -> Any:
         """The shared store, reached once (``store.backend = "postgres"``), else None."""
         if self.cfg is None or self.cfg.store.backend != "postgres":
             return None
         if self._shared is None:
-            from ragit.ops.status import SharedStore
+            from ragit.ops.status.report import SharedStore
 
             self._shared = SharedStore(self.ws, self.cfg)
         return self._shared
@@ -93,7 +93,7 @@ class _Doctor:
 
     # ------------------------------------------------------------ checks
     def structure(self) -> None:
-        from ragit.ops.filesystem import check_filesystem
+        from ragit.ops.maintenance.filesystem import check_filesystem
 
         ws = self.ws
         self.add("git.repository", True, f"git worktree at {ws.root}")
@@ -180,7 +180,7 @@ class _Doctor:
             self.add("snapshot.manifests", True, f"{len(self.manifests)} manifest(s) readable")
 
     def head(self) -> None:
-        from ragit.ops.status import repository_status
+        from ragit.ops.status.report import repository_status
 
         block = repository_status(self.ws, self.shared())["snapshot"]
         status = block["status"]
@@ -203,7 +203,7 @@ class _Doctor:
         )
 
     def store(self) -> None:
-        from ragit.ops.store_markers import failed_writes
+        from ragit.ops.maintenance.store_markers import failed_writes
         from ragit.store.meta import read_meta, read_referenced
         from ragit.store.reader import StoreReader
 
@@ -266,7 +266,8 @@ class _Doctor:
             reader.close()
 
     def shared_store(self) -> None:
-        """``store.backend = "postgres"``: :func:`~ragit.ops.doctor_shared.shared_store_checks`."""
+        """``store.backend = "postgres"``:
+        :func:`~ragit.ops.maintenance.doctor_shared.shared_store_checks`."""
         shared_store_checks(self.shared(), self.add)
 
     def _keyword_index(self, reader: Any, wanted: set[str]) -> None:

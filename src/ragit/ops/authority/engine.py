@@ -26,7 +26,7 @@ from ragit import _json
 from ragit.config import RagitConfig
 from ragit.contract.errors import InputInvalid, NotInitialized
 from ragit.ingest.doctype import DOC_TYPES, UNKNOWN
-from ragit.ops.doc_authority.contracts import (
+from ragit.ops.authority.contracts import (
     Contract,
     contracts_from_config,
     detect,
@@ -36,8 +36,8 @@ from ragit.ops.doc_authority.contracts import (
     skeleton,
     violations,
 )
-from ragit.ops.doc_authority.summary import INDEX_PATH, read_index_summary
-from ragit.ops.doc_authority.tree import iter_markdown, list_tree
+from ragit.ops.authority.summary import INDEX_PATH, read_index_summary
+from ragit.ops.authority.tree import iter_markdown, list_tree
 from ragit.workspace import Workspace
 
 INDEX_VERSION = 1

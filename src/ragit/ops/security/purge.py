@@ -1,13 +1,13 @@
 """`ragit security purge` (docs/reference/security.md).
 
-Removes the raw secrets ``ragit security audit`` (:mod:`ragit.ops.security_audit`)
+Removes the raw secrets ``ragit security audit`` (:mod:`ragit.ops.security.audit`)
 reports, with the current masking rules.
 
 purge (under the writer lock; ``--dry-run`` writes nothing and returns the plan):
 
 * ``control-plane`` — re-sanitizes in place the control-plane files audit scans
   (under ``.ragit/log``, ``artifacts``, ``memory`` and ``security``, listed by
-  :mod:`ragit.ops.security_scan`; also under the memory lock): JSON files through
+  :mod:`ragit.ops.security.scan`; also under the memory lock): JSON files through
   :func:`mask_json`, JSONL files line by line (clean lines keep their bytes), each
   written atomically;
 * ``quarantine`` — deletes the quarantine ledger files;
@@ -47,7 +47,7 @@ from typing import Any
 
 from ragit.config import RagitConfig
 from ragit.contract.errors import NotInitialized, RagitError, SnapshotStoreUnavailable
-from ragit.ops.security_purge_shared import (
+from ragit.ops.security.purge_shared import (
     Shared,
     SharedPlan,
     open_shared,
@@ -55,8 +55,8 @@ from ragit.ops.security_purge_shared import (
     plan_shared_items,
     purge_shared,
 )
-from ragit.ops.security_regenerate import Progress, StorePlan, plan_store
-from ragit.ops.security_scan import (
+from ragit.ops.security.regenerate import Progress, StorePlan, plan_store
+from ragit.ops.security.scan import (
     control_plane_files,
     pending_stale,
     record_stale,
@@ -257,7 +257,7 @@ def _purge_store(
     from ragit import _faults as faults
     from ragit._fs import fsync_dir
     from ragit.embed import build_embedder
-    from ragit.ops.rebuild import _close_out_journals, _embedded_batches
+    from ragit.ops.maintenance.rebuild import _close_out_journals, _embedded_batches
     from ragit.store.replace import build_replacement, recover_swap, swap_in
 
     deleted: list[str] = []

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ragit.contract.errors import InputInvalid, RagitError, SnapshotRefInvalid
-from ragit.ops.history_records import Records, Summary, read_summary
+from ragit.ops.history.records import Records, Summary, read_summary
 from ragit.security.masking import RedactionSummary, mask_text
 from ragit.snapshot._git import CommitInfo, GitRepo
 from ragit.snapshot.manifest import list_manifest_shas
@@ -24,7 +24,7 @@ from ragit.workspace import Workspace
 
 if TYPE_CHECKING:
     from ragit.artifacts.catalog import ArtifactRecord
-    from ragit.ops.status import SharedStore
+    from ragit.ops.status.report import SharedStore
 
 DEFAULT_MAX_COUNT = 20
 MAX_COUNT = 10_000
@@ -424,7 +424,7 @@ def run_log(ws: Workspace, req: LogRequest, shared: SharedStore | None = None) -
         InputInvalid: a bad filter or range.
         SnapshotStoreUnavailable: the shared store cannot be read.
     """
-    from ragit.ops.status import shared_for
+    from ragit.ops.status.report import shared_for
 
     # Bad input is its typed error before any store is reached.
     validate_filters(req.doc_type, req.path)

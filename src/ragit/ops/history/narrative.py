@@ -20,13 +20,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragit.contract.errors import InputInvalid, RagitError
-from ragit.ops.drift import REASON_WORDS, DriftRequest, evaluate
-from ragit.ops.history import LogRequest, run_log
+from ragit.ops.history.drift import REASON_WORDS, DriftRequest, evaluate
+from ragit.ops.history.log import LogRequest, run_log
 from ragit.security.masking import mask_json
 from ragit.workspace import Workspace
 
 if TYPE_CHECKING:
-    from ragit.ops.status import SharedStore
+    from ragit.ops.status.report import SharedStore
 
 SCHEMA_VERSION = 1
 DEFAULT_MAX_COMMITS = 10
@@ -75,7 +75,7 @@ def _title_and_heading(git: Any, blob_sha: str, path: str) -> tuple[str, str | N
     """
     from ragit.ingest.chunking import iter_headings, normalized_body
     from ragit.ingest.frontmatter import parse_frontmatter
-    from ragit.ops.doc_authority.contracts import title_from_path
+    from ragit.ops.authority.contracts import title_from_path
 
     try:
         text = git.read_blob(blob_sha)[:65536].decode("utf-8", errors="replace")
@@ -110,7 +110,7 @@ def build_model(ws: Workspace, req: NarrativeRequest) -> dict[str, Any]:
     Raises:
         SnapshotStoreUnavailable: the shared store cannot be read.
     """
-    from ragit.ops.status import shared_for
+    from ragit.ops.status.report import shared_for
 
     with shared_for(ws) as shared:  # the shared store, reached once for the whole report
         return _build_model(ws, req, shared)
@@ -138,7 +138,7 @@ def _build_model(
     snapshot_sha = baseline["snapshotSha"]
     blobs: dict[str, tuple[str, str]] = {}
     if snapshot_sha:
-        from ragit.ops.status import shared_manifest
+        from ragit.ops.status.report import shared_manifest
 
         for doc in shared_manifest(ws, snapshot_sha, shared).docs:
             blobs[doc.document_id] = (doc.blob_sha, doc.doc_type)
@@ -236,7 +236,7 @@ def render_html(model: dict[str, Any]) -> str:
     import jinja2
 
     env = jinja2.Environment(
-        loader=jinja2.PackageLoader("ragit.ops", "templates"),
+        loader=jinja2.PackageLoader("ragit.ops.history", "templates"),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,

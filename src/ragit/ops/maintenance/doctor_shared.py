@@ -1,6 +1,6 @@
 """`ragit doctor`'s checks of the shared store (``store.backend = "postgres"``): the server,
 its schema and pgvector versions, each namespace's HNSW index and the repository's indexed
-commits, every text masked (:mod:`ragit.ops.doctor` runs them)."""
+commits, every text masked (:mod:`ragit.ops.maintenance.doctor` runs them)."""
 
 from __future__ import annotations
 

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from ragit import _faults as faults
-from ragit.ops.discover.assess import classify, coverage, knowledge_map, maturity
-from ragit.ops.discover.bootstrap import (
+from ragit.ops.authority.discover.assess import classify, coverage, knowledge_map, maturity
+from ragit.ops.authority.discover.bootstrap import (
     AGENTS,
     GUIDE_INDEX,
     guide_index_text,
@@ -18,7 +18,7 @@ from ragit.ops.discover.bootstrap import (
     write_if_changed,
     write_new,
 )
-from ragit.ops.discover.scan import Scan, scan_repository
+from ragit.ops.authority.discover.scan import Scan, scan_repository
 from ragit.workspace import Workspace
 
 
@@ -38,7 +38,7 @@ def discover(
     `init`'s data adds to the config and .gitignore blocks."""
     from ragit.config import load_config
     from ragit.contract.errors import RagitError
-    from ragit.ops.doc_authority.engine import collect, read_index_summary, reconcile_docs
+    from ragit.ops.authority.engine import collect, read_index_summary, reconcile_docs
 
     ws = Workspace(root)
     if scan is None:

@@ -7,7 +7,7 @@ still holds a raw secret. This module holds what they share: that probe, the
 control-plane files and their scanner (which also yields the re-sanitized text a
 purge writes), and the record of the snapshots a purge removed
 (``.ragit/security/state.json``), which audit reports until they are re-indexed.
-The commands are :mod:`ragit.ops.security_audit` and :mod:`ragit.ops.security_purge`.
+The commands are :mod:`ragit.ops.security.audit` and :mod:`ragit.ops.security.purge`.
 """
 
 from __future__ import annotations

@@ -1,0 +1,2 @@
+"""`ragit security audit` and `ragit security purge`, with what both read
+(:mod:`~ragit.ops.security.scan`)."""
