@@ -21,6 +21,7 @@ from ragit.store.publishing import publish
 from ragit.store.reader import StoreReader
 from ragit.store.rows import ChunkRow
 from ragit.store.writer import StoreWriter
+from ragit.text.question import analyze
 from ragit.workspace import Workspace
 
 SHA = "d" * 40
@@ -123,7 +124,7 @@ def test_the_answer_equals_the_one_from_every_candidates_text(
     store: tuple[Manifest, StoreReader], alpha: float
 ) -> None:
     manifest, reader = store
-    question = "retry budget token refresh"
+    question = analyze("retry budget token refresh")
     vector = [1.0, 2.0, 3.0, 1.0, 2.0, 3.0, 1.0, 2.0] if alpha else None
     try:
         # With top_k as large as the snapshot every candidate is fetched: the reference.
@@ -159,16 +160,37 @@ def test_only_the_answers_candidates_are_fetched(store: tuple[Manifest, StoreRea
     counting = _Counting(reader)
     try:
         retrieve_durable(  # the first call also samples the snapshot's presence
-            manifest, SHA, counting, "unrelated words", None, top_k=1, alpha=0.0, per_document=1
+            manifest,
+            SHA,
+            counting,
+            analyze("unrelated words"),
+            None,
+            top_k=1,
+            alpha=0.0,
+            per_document=1,
         )
         counting.fetched.clear()
         hits = retrieve_durable(
-            manifest, SHA, counting, "retry budget", None, top_k=2, alpha=0.0, per_document=1
+            manifest,
+            SHA,
+            counting,
+            analyze("retry budget"),
+            None,
+            top_k=2,
+            alpha=0.0,
+            per_document=1,
         )
         assert len(hits) == 2
         fetched = {cid for ids in counting.fetched for cid in ids}
         candidates = retrieve_durable(
-            manifest, SHA, reader, "retry budget", None, top_k=1000, alpha=0.0, per_document=0
+            manifest,
+            SHA,
+            reader,
+            analyze("retry budget"),
+            None,
+            top_k=1000,
+            alpha=0.0,
+            per_document=0,
         )
         # Two documents' best hits: their candidates tie within a document (same text, same
         # path), so at most those two documents' tied chunks are read, never every candidate.
