@@ -271,3 +271,27 @@ def test_store_rebuild_regenerates_bound_artifact_chunks(repo: Repo) -> None:
     assert rebuilt.code == 0, rebuilt.output
     doctor = repo.ragit("doctor", "--format", "json")
     assert doctor.code == 0, doctor.output
+
+
+def test_the_overlay_takes_the_analysed_question(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The overlay scores with the Question's terms and splits its text no more."""
+    from ragit.retrieve import artifacts
+    from ragit.text import question as question_module
+
+    _artifact(repo)
+    question = analyze("How do refresh tokens rotate?")
+    before = artifact_hits(repo.ws, question, "session", None, None, top_k=5)
+
+    def forbidden(*_args: Any, **_kwargs: Any) -> Any:
+        raise AssertionError("the question was analysed again by the overlay")
+
+    for module in (artifacts, question_module):
+        monkeypatch.setattr(module, "overlay_terms", forbidden)
+    monkeypatch.setattr(artifacts, "query_terms", forbidden)
+    after = artifact_hits(repo.ws, question, "session", None, None, top_k=5)
+    assert [(h.chunk_id, h.score_keyword) for h in after] == [
+        (h.chunk_id, h.score_keyword) for h in before
+    ]
+    assert after and after[0].score_keyword == 1.0

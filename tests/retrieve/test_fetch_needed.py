@@ -201,3 +201,76 @@ def test_only_the_answers_candidates_are_fetched(store: tuple[Manifest, StoreRea
         )
     finally:
         reader.close()
+
+
+class _Recording:
+    """A second stage that keeps every candidate and records the question it was given."""
+
+    def __init__(self) -> None:
+        self.questions: list[Any] = []
+
+    def rescore(self, scored: list[Any], question: Any, reader: Any, top_k: int) -> list[Any]:
+        self.questions.append(question)
+        return scored
+
+    def explain(self, chunk_id: str) -> dict[str, float] | None:
+        return None
+
+
+def _forbid_analysis(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make every question analyzer of ragit.text fail when called."""
+    from ragit.text import korean, morphemes, question, scripts, terms
+
+    def forbidden(*_args: Any, **_kwargs: Any) -> Any:
+        raise AssertionError("the question was analysed again below the entry point")
+
+    targets = {
+        scripts: ("script_weights", "cjk_runs"),
+        terms: ("en_terms", "cjk_terms"),
+        korean: ("korean_content_words",),
+        morphemes: ("question_words", "question_prefixes", "candidate_terms"),
+        question: (
+            "analyze",
+            "script_weights",
+            "en_terms",
+            "cjk_runs",
+            "korean_content_words",
+            "cjk_terms",
+            "question_prefixes",
+            "ngram_words",
+            "overlay_terms",
+        ),
+    }
+    for module, names in targets.items():
+        for name in names:
+            monkeypatch.setattr(module, name, forbidden)
+
+
+@pytest.mark.parametrize("text", ["retry budget token", "retry budget 토큰을 갱신하려면"])
+def test_the_engine_takes_the_analysed_question(
+    store: tuple[Manifest, StoreReader], monkeypatch: pytest.MonkeyPatch, text: str
+) -> None:
+    """The engine reads a Question and splits its text no more: every analyzer fails if called,
+    and the answers are those of the same question analysed beforehand."""
+    manifest, reader = store
+    question = analyze(text)
+    vector = [1.0, 2.0, 3.0, 1.0, 2.0, 3.0, 1.0, 2.0]
+    runs: list[dict[str, Any]] = [
+        {"question_vector": None, "alpha": 0.0},
+        {"question_vector": vector, "alpha": 0.5},
+        # An English-only model: the n-gram signal weighs the question's Hangul share.
+        {"question_vector": vector, "alpha": 0.5, "multilingual": False},
+    ]
+    try:
+        before = [retrieve_durable(manifest, SHA, reader, question, top_k=5, **run) for run in runs]
+        _forbid_analysis(monkeypatch)
+        rerank = _Recording()
+        after = [
+            retrieve_durable(manifest, SHA, reader, question, top_k=5, rerank=rerank, **run)
+            for run in runs
+        ]
+        assert [_ids(hits) for hits in after] == [_ids(hits) for hits in before]
+        assert all(hits for hits in after)
+        assert rerank.questions == [question] * len(runs)
+    finally:
+        reader.close()
