@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.text.test_text_question import ANALYZERS
 
 from ragit.retrieve.engine import _per_document, retrieve_durable
 from ragit.snapshot.manifest import Manifest, ManifestDoc, ManifestEmbedding
@@ -229,17 +230,7 @@ def _forbid_analysis(monkeypatch: pytest.MonkeyPatch) -> None:
         terms: ("en_terms", "cjk_terms"),
         korean: ("korean_content_words",),
         morphemes: ("question_words", "question_prefixes", "candidate_terms"),
-        question: (
-            "analyze",
-            "script_weights",
-            "en_terms",
-            "cjk_runs",
-            "korean_content_words",
-            "cjk_terms",
-            "question_prefixes",
-            "ngram_words",
-            "overlay_terms",
-        ),
+        question: ("analyze", *ANALYZERS),
     }
     for module, names in targets.items():
         for name in names:
