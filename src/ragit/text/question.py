@@ -28,7 +28,6 @@ costs the analysis it needs and no more.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from ragit.text.english import QUESTION_STOP_WORDS, strip_plural
 from ragit.text.korean import korean_content_words
@@ -76,18 +75,6 @@ class Question:
     def ngram_counts(self) -> dict[str, int]:
         """:attr:`ngram_words` as the placeholder embedding takes them."""
         return dict(self.ngram_words)
-
-    def explain(self) -> dict[str, Any]:
-        """The analysis as plain data (for debugging and tests)."""
-        return {
-            "text": self.text,
-            "scripts": {"latin": self.latin_share, "cjk": self.cjk_share},
-            "terms": {"en": list(self.en_terms), "cjk": list(self.cjk_terms)},
-            "koreanWords": list(self.korean_words),
-            "morphemePrefixes": [list(p) for p in self.morpheme_prefixes],
-            "ngramWords": list(self.ngram_words),
-            "overlayTerms": list(self.overlay_terms),
-        }
 
 
 def overlay_terms(text: str) -> tuple[str, ...]:
