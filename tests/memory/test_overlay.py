@@ -13,7 +13,8 @@ from ragit.artifacts.ids import artifact_id, instant_seconds
 from ragit.artifacts.writes import save_artifact
 from ragit.retrieve.artifacts import artifact_hits, keyword_score, merge_hits, query_terms
 from ragit.retrieve.citations import citation_id
-from ragit.retrieve.engine import Hit
+from ragit.retrieve.hit import Hit
+from ragit.text.question import analyze
 
 DAY = 86_400.0
 
@@ -74,7 +75,9 @@ def test_reviewed_artifacts_are_scored_with_authority_and_snapshot_recency(repo:
     """Contract-mandated: overlay hit fields, citation and score formula (recency from commit)."""
     record = _artifact(repo, updated_at="2026-04-01T00:00:00Z")
     commit_time = _commit_time("2026-04-16T00:00:00Z")  # 15 days later
-    (hit,) = artifact_hits(repo.ws, "rotate refresh tokens", "session", None, commit_time, top_k=5)
+    (hit,) = artifact_hits(
+        repo.ws, analyze("rotate refresh tokens"), "session", None, commit_time, top_k=5
+    )
     assert hit.origin_type == "artifact" and hit.scope == "session"
     assert hit.artifact_id == record.artifact_id and hit.artifact_kind == "insight"
     assert hit.mode == "keyword" and hit.score_vector == 0.0 and hit.score_keyword == 1.0
@@ -88,7 +91,9 @@ def test_reviewed_artifacts_are_scored_with_authority_and_snapshot_recency(repo:
         "sourceVersion": "c0ffee",
         "sourceSha": None,
     }
-    old = artifact_hits(repo.ws, "rotate", "session", None, commit_time + 90 * DAY, top_k=5)
+    old = artifact_hits(
+        repo.ws, analyze("rotate"), "session", None, commit_time + 90 * DAY, top_k=5
+    )
     assert old[0].recency_weight == 0.2
 
 
@@ -96,7 +101,7 @@ def test_recency_never_reads_the_wall_clock(repo: Repo) -> None:
     """Contract-mandated: the same query at the same commit always ranks the same."""
     _artifact(repo, updated_at="2000-01-01T00:00:00Z")
     hits = artifact_hits(
-        repo.ws, "rotate", "session", None, _commit_time("2000-01-02T00:00:00Z"), top_k=1
+        repo.ws, analyze("rotate"), "session", None, _commit_time("2000-01-02T00:00:00Z"), top_k=1
     )
     assert hits[0].recency_weight == pytest.approx(1 - 1 / 30)
 
@@ -105,7 +110,7 @@ def test_recency_never_reads_the_wall_clock(repo: Repo) -> None:
 def test_unreviewed_and_retired_bodies_are_not_returned(repo: Repo, status: str) -> None:
     """Contract-mandated: reviewed/promoted bodies only; superseded/retracted/archived excluded."""
     _artifact(repo, status=status)
-    assert artifact_hits(repo.ws, "rotate", "all", None, None, top_k=5) == []
+    assert artifact_hits(repo.ws, analyze("rotate"), "all", None, None, top_k=5) == []
 
 
 def test_evidence_scope_returns_excerpts_of_captured_artifacts(repo: Repo) -> None:
@@ -118,11 +123,11 @@ def test_evidence_scope_returns_excerpts_of_captured_artifacts(repo: Repo) -> No
         text="login failed",
         evidence="AssertionError: 401 on refresh",
     )
-    (hit,) = artifact_hits(repo.ws, "refresh 401", "evidence", None, None, top_k=5)
+    (hit,) = artifact_hits(repo.ws, analyze("refresh 401"), "evidence", None, None, top_k=5)
     assert hit.scope == "evidence" and hit.authority_weight == 0.4
     assert hit.citation["sourceType"] == "evidence"
     assert hit.citation["sourceId"] == f"{record.artifact_id}:evid_000000000001"
-    assert artifact_hits(repo.ws, "refresh 401", "session", None, None, top_k=5) == []
+    assert artifact_hits(repo.ws, analyze("refresh 401"), "session", None, None, top_k=5) == []
 
 
 def test_scopes_select_their_artifacts(repo: Repo) -> None:
@@ -131,7 +136,9 @@ def test_scopes_select_their_artifacts(repo: Repo) -> None:
     _artifact(repo, scope="harness", kind="case", text="rotate harness case")
     _artifact(repo, kind="failure", policy="evidence", text="x", evidence="rotate evidence")
     scopes = {
-        scope: sorted(h.scope for h in artifact_hits(repo.ws, "rotate", scope, None, None, top_k=9))
+        scope: sorted(
+            h.scope for h in artifact_hits(repo.ws, analyze("rotate"), scope, None, None, top_k=9)
+        )
         for scope in ("durable", "session", "harness", "evidence", "all")
     }
     assert scopes == {
@@ -141,7 +148,7 @@ def test_scopes_select_their_artifacts(repo: Repo) -> None:
         "evidence": ["evidence"],
         "all": ["evidence", "harness", "session"],
     }
-    harness = artifact_hits(repo.ws, "rotate", "harness", None, None, top_k=1)[0]
+    harness = artifact_hits(repo.ws, analyze("rotate"), "harness", None, None, top_k=1)[0]
     assert harness.authority_weight == 0.9
 
 
@@ -150,7 +157,10 @@ def test_promoted_artifacts_have_full_authority(repo: Repo) -> None:
     1.0."""
     _artifact(repo, status="promoted", tier="durable")
     assert (
-        artifact_hits(repo.ws, "rotate", "session", None, None, top_k=1)[0].authority_weight == 1.0
+        artifact_hits(repo.ws, analyze("rotate"), "session", None, None, top_k=1)[
+            0
+        ].authority_weight
+        == 1.0
     )
 
 
@@ -160,8 +170,8 @@ def test_artifacts_from_another_history_are_hidden(repo: Repo) -> None:
     later = repo.commit({"docs/later.md": "# Later\n"}, "later")
     _artifact(repo, text="rotate captured later", head=later)
     _artifact(repo, text="rotate captured at base", head=base)
-    at_base = artifact_hits(repo.ws, "rotate", "session", base, None, top_k=5)
-    at_later = artifact_hits(repo.ws, "rotate", "session", later, None, top_k=5)
+    at_base = artifact_hits(repo.ws, analyze("rotate"), "session", base, None, top_k=5)
+    at_later = artifact_hits(repo.ws, analyze("rotate"), "session", later, None, top_k=5)
     assert [h.text for h in at_base] == ["rotate captured at base"]
     assert len(at_later) == 2
 
@@ -193,7 +203,7 @@ def test_merge_keeps_one_hit_per_identity_and_the_best_score(repo: Repo) -> None
     """Contract-mandated (docs/reference/retrieval.md): dedup by retrieval identity, best score
     wins, cut to topK."""
     _artifact(repo)
-    overlay = artifact_hits(repo.ws, "rotate", "session", None, None, top_k=5)
+    overlay = artifact_hits(repo.ws, analyze("rotate"), "session", None, None, top_k=5)
     weaker = [*overlay]
     weaker[0] = Hit(**{**overlay[0].__dict__, "score_final": 0.1})
     merged = merge_hits([_durable_hit(0.5), _durable_hit(0.4)], [*overlay, *weaker], top_k=5)
@@ -261,3 +271,27 @@ def test_store_rebuild_regenerates_bound_artifact_chunks(repo: Repo) -> None:
     assert rebuilt.code == 0, rebuilt.output
     doctor = repo.ragit("doctor", "--format", "json")
     assert doctor.code == 0, doctor.output
+
+
+def test_the_overlay_takes_the_analysed_question(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The overlay scores with the Question's terms and splits its text no more."""
+    from ragit.retrieve import artifacts
+    from ragit.text import question as question_module
+
+    _artifact(repo)
+    question = analyze("How do refresh tokens rotate?")
+    before = artifact_hits(repo.ws, question, "session", None, None, top_k=5)
+
+    def forbidden(*_args: Any, **_kwargs: Any) -> Any:
+        raise AssertionError("the question was analysed again by the overlay")
+
+    for module in (artifacts, question_module):
+        monkeypatch.setattr(module, "overlay_terms", forbidden)
+    monkeypatch.setattr(artifacts, "query_terms", forbidden)
+    after = artifact_hits(repo.ws, question, "session", None, None, top_k=5)
+    assert [(h.chunk_id, h.score_keyword) for h in after] == [
+        (h.chunk_id, h.score_keyword) for h in before
+    ]
+    assert after and after[0].score_keyword == 1.0

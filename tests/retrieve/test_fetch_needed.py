@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.text.test_text_question import ANALYZERS
 
 from ragit.retrieve.engine import _per_document, retrieve_durable
 from ragit.snapshot.manifest import Manifest, ManifestDoc, ManifestEmbedding
@@ -21,6 +22,7 @@ from ragit.store.publishing import publish
 from ragit.store.reader import StoreReader
 from ragit.store.rows import ChunkRow
 from ragit.store.writer import StoreWriter
+from ragit.text.question import analyze
 from ragit.workspace import Workspace
 
 SHA = "d" * 40
@@ -123,7 +125,7 @@ def test_the_answer_equals_the_one_from_every_candidates_text(
     store: tuple[Manifest, StoreReader], alpha: float
 ) -> None:
     manifest, reader = store
-    question = "retry budget token refresh"
+    question = analyze("retry budget token refresh")
     vector = [1.0, 2.0, 3.0, 1.0, 2.0, 3.0, 1.0, 2.0] if alpha else None
     try:
         # With top_k as large as the snapshot every candidate is fetched: the reference.
@@ -159,16 +161,37 @@ def test_only_the_answers_candidates_are_fetched(store: tuple[Manifest, StoreRea
     counting = _Counting(reader)
     try:
         retrieve_durable(  # the first call also samples the snapshot's presence
-            manifest, SHA, counting, "unrelated words", None, top_k=1, alpha=0.0, per_document=1
+            manifest,
+            SHA,
+            counting,
+            analyze("unrelated words"),
+            None,
+            top_k=1,
+            alpha=0.0,
+            per_document=1,
         )
         counting.fetched.clear()
         hits = retrieve_durable(
-            manifest, SHA, counting, "retry budget", None, top_k=2, alpha=0.0, per_document=1
+            manifest,
+            SHA,
+            counting,
+            analyze("retry budget"),
+            None,
+            top_k=2,
+            alpha=0.0,
+            per_document=1,
         )
         assert len(hits) == 2
         fetched = {cid for ids in counting.fetched for cid in ids}
         candidates = retrieve_durable(
-            manifest, SHA, reader, "retry budget", None, top_k=1000, alpha=0.0, per_document=0
+            manifest,
+            SHA,
+            reader,
+            analyze("retry budget"),
+            None,
+            top_k=1000,
+            alpha=0.0,
+            per_document=0,
         )
         # Two documents' best hits: their candidates tie within a document (same text, same
         # path), so at most those two documents' tied chunks are read, never every candidate.
@@ -177,5 +200,68 @@ def test_only_the_answers_candidates_are_fetched(store: tuple[Manifest, StoreRea
             len(fetched),
             len(candidates),
         )
+    finally:
+        reader.close()
+
+
+class _Recording:
+    """A second stage that keeps every candidate and records the question it was given."""
+
+    def __init__(self) -> None:
+        self.questions: list[Any] = []
+
+    def rescore(self, scored: list[Any], question: Any, reader: Any, top_k: int) -> list[Any]:
+        self.questions.append(question)
+        return scored
+
+    def explain(self, chunk_id: str) -> dict[str, float] | None:
+        return None
+
+
+def _forbid_analysis(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make every question analyzer of ragit.text fail when called."""
+    from ragit.text import korean, morphemes, question, scripts, terms
+
+    def forbidden(*_args: Any, **_kwargs: Any) -> Any:
+        raise AssertionError("the question was analysed again below the entry point")
+
+    targets = {
+        scripts: ("script_weights", "cjk_runs"),
+        terms: ("en_terms", "cjk_terms"),
+        korean: ("korean_content_words",),
+        morphemes: ("question_words", "question_prefixes", "candidate_terms"),
+        question: ("analyze", *ANALYZERS),
+    }
+    for module, names in targets.items():
+        for name in names:
+            monkeypatch.setattr(module, name, forbidden)
+
+
+@pytest.mark.parametrize("text", ["retry budget token", "retry budget 토큰을 갱신하려면"])
+def test_the_engine_takes_the_analysed_question(
+    store: tuple[Manifest, StoreReader], monkeypatch: pytest.MonkeyPatch, text: str
+) -> None:
+    """The engine reads a Question and splits its text no more: every analyzer fails if called,
+    and the answers are those of the same question analysed beforehand."""
+    manifest, reader = store
+    question = analyze(text)
+    vector = [1.0, 2.0, 3.0, 1.0, 2.0, 3.0, 1.0, 2.0]
+    runs: list[dict[str, Any]] = [
+        {"question_vector": None, "alpha": 0.0},
+        {"question_vector": vector, "alpha": 0.5},
+        # An English-only model: the n-gram signal weighs the question's Hangul share.
+        {"question_vector": vector, "alpha": 0.5, "multilingual": False},
+    ]
+    try:
+        before = [retrieve_durable(manifest, SHA, reader, question, top_k=5, **run) for run in runs]
+        _forbid_analysis(monkeypatch)
+        rerank = _Recording()
+        after = [
+            retrieve_durable(manifest, SHA, reader, question, top_k=5, rerank=rerank, **run)
+            for run in runs
+        ]
+        assert [_ids(hits) for hits in after] == [_ids(hits) for hits in before]
+        assert all(hits for hits in after)
+        assert rerank.questions == [question] * len(runs)
     finally:
         reader.close()

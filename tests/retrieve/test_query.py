@@ -15,7 +15,7 @@ from tests.cli._many import run_lines
 
 from fixtures.build import build_fixture, load_fixture
 from ragit.retrieve.citations import citation_id
-from ragit.retrieve.engine import Hit, cjk_query_text
+from ragit.retrieve.hit import Hit
 from ragit.retrieve.query import (
     NO_FIT_WARNING,
     Engine,
@@ -29,6 +29,7 @@ from ragit.retrieve.query import (
     select_for_budget,
 )
 from ragit.security.masking import mask_text
+from ragit.text.question import analyze
 from ragit.text.scripts import script_weights
 from ragit.text.tokens import token_estimate
 from ragit.workspace import Workspace
@@ -196,9 +197,9 @@ def test_korean_question_is_scored_by_morphemes_beside_bigrams(korean: Path) -> 
 def test_korean_nouns_ending_in_particle_syllables_keep_their_bigrams() -> None:
     """Implementation choice: the bigram query keeps 결과, 경로, 회의 whole (a one-syllable
     stem has no bigram and would drop the noun from the CJK search)."""
-    assert cjk_query_text("회의 결과를 어디에서 보나요") == "회의 결과 보나요"
-    assert cjk_query_text("설정 경로와 효과는") == "설정 경로 효과"
-    assert cjk_query_text("정의와 차이") == "정의 차이"
+    assert analyze("회의 결과를 어디에서 보나요").korean_words == ("회의", "결과", "보나요")
+    assert analyze("설정 경로와 효과는").korean_words == ("설정", "경로", "효과")
+    assert analyze("정의와 차이").korean_words == ("정의", "차이")
 
 
 def test_script_weights_follow_the_question_composition() -> None:
@@ -303,7 +304,9 @@ def test_context_pack_returns_whole_passages_and_counts_what_it_returns(
     estimate summed over exactly those texts; views change only metadata."""
     ws = Workspace(basic)
     data = run_context_pack(ws, PackRequest(goal="ledger idempotency", budget=3000, view=view))
-    _, ranked, _ = retrieve_hits(ws, Engine(ws), "ledger idempotency", None, "durable", 200)
+    _, ranked, _ = retrieve_hits(
+        ws, Engine(ws), analyze("ledger idempotency"), None, "durable", 200
+    )
     texts = {h.citation["id"]: str(mask_text(h.text).text) for h in ranked}
     assert data["hits"]
     for hit in data["hits"]:

@@ -12,7 +12,7 @@ import pytest
 from tests.snapshot._kit import TIMEOUT, indexed_repo
 
 from ragit import _process
-from ragit.retrieve import engine
+from ragit.retrieve import snapshot_chunks as engine
 from ragit.snapshot import manifest as manifest_module
 
 # Runs the real `ragit` entry point in a fresh interpreter and reports, as the process

@@ -73,16 +73,14 @@ def _forget(view: Any) -> None:
 def _prefetch(view: Any, question: str) -> None:
     """Read the postings of the question's terms (both fields) in one round trip, as the
     engine will ask for them."""
-    from ragit.retrieve.engine import cjk_query_text
-    from ragit.text.scripts import script_weights
-    from ragit.text.terms import cjk_terms, en_terms, query_terms
+    from ragit.text.question import analyze
 
-    w_en, w_cjk = script_weights(question)
+    analysed = analyze(question)
     wanted: dict[str, list[str]] = {}
-    if w_en > 0:
-        wanted["en"] = [t for t, _n in query_terms(en_terms(question))]
-    if w_cjk > 0:
-        wanted["cjk"] = [t for t, _n in query_terms(cjk_terms(cjk_query_text(question)))]
+    if analysed.latin_share > 0:
+        wanted["en"] = [t for t, _n in analysed.en_terms]
+    if analysed.cjk_share > 0:
+        wanted["cjk"] = [t for t, _n in analysed.cjk_terms]
     view.terms().prefetch(wanted)
 
 
@@ -119,6 +117,7 @@ def main() -> None:
     from ragit.store.publishing import publish
     from ragit.store.reader import StoreReader
     from ragit.store.writer import StoreWriter
+    from ragit.text.question import analyze
     from ragit.workspace import Workspace
 
     if args.graph_min_rows is not None:
@@ -208,7 +207,7 @@ def main() -> None:
             modes.append(("postgres", view, "prefetch"))
         for reader in (local, view):  # one pass first: plans, prepared statements, caches
             for q, v in questions:
-                retrieve_durable(manifest, sha, reader, q, v, top_k=10, alpha=0.5)
+                retrieve_durable(manifest, sha, reader, analyze(q), v, top_k=10, alpha=0.5)
         # Modes interleaved question by question (the machine's load hits them alike).
         # CPU per question: this process's plus the reader's server backend's (the latter
         # counted in clock ticks: a mean over the questions, not percentiles).
@@ -224,7 +223,7 @@ def main() -> None:
                         _forget(view)
                     if mode == "prefetch":
                         _prefetch(view, q)
-                    retrieve_durable(manifest, sha, reader, q, v, top_k=10, alpha=alpha)
+                    retrieve_durable(manifest, sha, reader, analyze(q), v, top_k=10, alpha=alpha)
                     t1, c1, s1 = time.perf_counter(), time.process_time(), _cpu(backend)
                     wall.setdefault(key, []).append((t1 - t0) * 1000)
                     cpu_ms.setdefault(key, []).append((c1 - c0 + s1 - s0) * 1000)

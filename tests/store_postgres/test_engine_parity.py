@@ -18,6 +18,7 @@ from ragit.store.postgres.write import PgWriter
 from ragit.store.publishing import publish
 from ragit.store.reader import StoreReader
 from ragit.store.writer import StoreWriter
+from ragit.text.question import analyze
 from ragit.workspace import Workspace
 
 SHA = "c" * 40
@@ -90,8 +91,8 @@ def test_keyword_ranking_is_identical(both: tuple[Manifest, StoreReader, PgReade
         assert snap is not None
         view = shared.view(snap)
         for question in QUESTIONS:
-            a = retrieve_durable(manifest, SHA, local, question, None, top_k=10, alpha=0.0)
-            b = retrieve_durable(manifest, SHA, view, question, None, top_k=10, alpha=0.0)
+            a = retrieve_durable(manifest, SHA, local, analyze(question), None, top_k=10, alpha=0.0)
+            b = retrieve_durable(manifest, SHA, view, analyze(question), None, top_k=10, alpha=0.0)
             assert a, question
             assert [_key(h) for h in a] == [_key(h) for h in b], question
             assert [h.score_final for h in a] == [h.score_final for h in b], question
@@ -109,8 +110,8 @@ def test_hybrid_ranking_agrees(both: tuple[Manifest, StoreReader, PgReader]) -> 
         view = shared.view(snap)
         for question in QUESTIONS:
             q = rng.normal(size=DIM).tolist()
-            a = retrieve_durable(manifest, SHA, local, question, q, top_k=10, alpha=0.5)
-            b = retrieve_durable(manifest, SHA, view, question, q, top_k=10, alpha=0.5)
+            a = retrieve_durable(manifest, SHA, local, analyze(question), q, top_k=10, alpha=0.5)
+            b = retrieve_durable(manifest, SHA, view, analyze(question), q, top_k=10, alpha=0.5)
             assert [_key(h) for h in a] == [_key(h) for h in b], question
             for x, y in zip(a, b, strict=True):
                 assert x.score_keyword == y.score_keyword
@@ -144,7 +145,7 @@ def test_the_engine_reads_a_questions_postings_in_one_statement(
         view.terms().chunks()  # the snapshot's chunk table, read once per snapshot
         monkeypatch.setattr(read.PgReader, "_rows", counting)
         question = QUESTIONS[0]
-        hits = retrieve_durable(manifest, SHA, view, question, None, top_k=10, alpha=0.0)
+        hits = retrieve_durable(manifest, SHA, view, analyze(question), None, top_k=10, alpha=0.0)
         assert hits
         postings = [s for s in statements if "ragit_chunk_terms" in s]
         assert len(postings) == 1, statements

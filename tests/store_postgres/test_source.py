@@ -74,6 +74,7 @@ def test_a_kept_snapshot_is_parsed_once_and_its_store_check_not_repeated(
     from ragit.retrieve.engine import retrieve_durable
     from ragit.snapshot.selection import _load
     from ragit.store.postgres import read
+    from ragit.text.question import analyze
     from ragit.workspace import Workspace
 
     migrate()
@@ -92,13 +93,13 @@ def test_a_kept_snapshot_is_parsed_once_and_its_store_check_not_repeated(
     try:
         first = _load(ws, SHA, source)
         retrieve_durable(
-            first, SHA, source.snapshot(SHA), "snapshot commit", None, top_k=5, alpha=0
+            first, SHA, source.snapshot(SHA), analyze("snapshot commit"), None, top_k=5, alpha=0
         )
         read.PgReader._rows = counted  # type: ignore[method-assign]
         again = _load(ws, SHA, source)
         assert again is first
         retrieve_durable(
-            again, SHA, source.snapshot(SHA), "snapshot commit", None, top_k=5, alpha=0
+            again, SHA, source.snapshot(SHA), analyze("snapshot commit"), None, top_k=5, alpha=0
         )
         # The id check and the texts of the hits; the postings were kept, the store check
         # (a sample of the manifest's chunks) was made for this manifest already.

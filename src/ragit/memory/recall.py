@@ -84,6 +84,7 @@ def recall(
     from ragit.retrieve.query import Engine, retrieve_hits
     from ragit.retrieve.views import Redactor, project_hit
     from ragit.snapshot._git import GitRepo
+    from ragit.text.question import analyze
 
     warnings: list[str] = []
     state, unreadable = load_working(ws)
@@ -92,13 +93,14 @@ def recall(
     latest = load_session(ws, state["latestSessionId"])
     working_goal = state["goal"]
     query_text = goal if not working_goal or working_goal == goal else f"{goal}\n{working_goal}"
+    question = analyze(query_text)
     top_k = cfg.memory.recall_top_k
     git = GitRepo(ws.root)
     engine = Engine(ws)
     snapshot_sha: str | None
     try:
         selection, hits, selection_warnings = retrieve_hits(
-            ws, engine, query_text, None, "durable", top_k, wait_s=wait_s
+            ws, engine, question, None, "durable", top_k, wait_s=wait_s
         )
         warnings.extend(selection_warnings)
         snapshot_sha = selection.resolved_sha
@@ -122,7 +124,7 @@ def recall(
         commit_time = float(git.commit_time(head.sha)) if head.sha else None
     finally:
         engine.close()
-    overlay = artifact_hits(ws, query_text, "all", snapshot_sha, commit_time, top_k=top_k)
+    overlay = artifact_hits(ws, question, "all", snapshot_sha, commit_time, top_k=top_k)
     merged = merge_hits(hits, overlay, top_k)
     if any(h.origin_type == "artifact" and h.mode == "keyword" for h in merged):
         warnings.append(KEYWORD_ONLY_WARNING)

@@ -29,12 +29,13 @@ artifact's provenance content hash; sourceSha its bound, source or capture commi
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ragit.retrieve.citations import citation_id
-from ragit.retrieve.engine import AUTHORITY_WEIGHTS, W_AUTHORITY, W_RECENCY, W_RETRIEVAL, Hit
-from ragit.text.english import QUESTION_STOP_WORDS, strip_plural
+from ragit.retrieve.hit import AUTHORITY_WEIGHTS, W_AUTHORITY, W_RECENCY, W_RETRIEVAL, Hit
+from ragit.text.english import strip_plural
+from ragit.text.question import Question, overlay_terms
 from ragit.text.scripts import CJK_CHAR, WORD
 from ragit.text.tokens import word_count
 from ragit.workspace import Workspace
@@ -49,14 +50,13 @@ OVERLAY_SCOPES: dict[str, frozenset[str]] = {
 KEYWORD_ONLY_WARNING = "artifact hits are ranked by keyword only (no artifact embeddings)"
 
 
-def query_terms(question: str) -> list[str]:
-    """The distinct normalized terms of a question (stop words dropped unless nothing is left)."""
-    words = [strip_plural(w) for w in WORD.findall(question.lower())]
-    kept = [w for w in words if w not in QUESTION_STOP_WORDS] or words
-    return list(dict.fromkeys(kept))
+def query_terms(text: str) -> list[str]:
+    """The distinct normalized terms of a text that is not the asked question (a recalled
+    goal's decisions are scored with them); a question's are its ``overlay_terms``."""
+    return list(overlay_terms(text))
 
 
-def keyword_score(terms: list[str], text: str) -> float:
+def keyword_score(terms: Sequence[str], text: str) -> float:
     """Share of ``terms`` present in ``text`` (the keyword score of docs/reference/retrieval.md)."""
     if not terms:
         return 0.0
@@ -114,7 +114,7 @@ def _visible_at(ws: Workspace, snapshot_sha: str | None) -> Any:
 
 def artifact_hits(
     ws: Workspace,
-    question: str,
+    question: Question,
     scope: str,
     snapshot_sha: str | None,
     commit_time: float | None,
@@ -122,6 +122,9 @@ def artifact_hits(
     top_k: int,
 ) -> list[Hit]:
     """Overlay hits of ``scope`` for ``question``, best first, at most ``top_k``.
+
+    ``question`` is analysed already (:func:`ragit.text.question.analyze`): its
+    ``overlay_terms`` are what each artifact is scored with.
 
     ``snapshot_sha`` (None in a degraded recall) hides artifacts captured outside
     its history; ``commit_time`` (epoch seconds of that commit) anchors recency.
@@ -133,7 +136,7 @@ def artifact_hits(
     if not wanted or top_k <= 0:
         return []
     visible = _visible_at(ws, snapshot_sha)
-    terms = query_terms(question)
+    terms = question.overlay_terms
     units: list[tuple[Any, dict[str, Any], float]] = []
     for record in iter_artifacts(ws):
         if not visible(record.capture_head_sha or record.source_head_sha):

@@ -8,7 +8,10 @@ to a :class:`Rescorer`, then fetches the stored text of the hits the answer need
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from ragit.text.question import Question
 
 
 @dataclass(slots=True)
@@ -36,10 +39,11 @@ class Scored:
 class Rescorer(Protocol):
     """A second ranking stage: re-scores the best of ``scored`` (sorted best first by
     :meth:`Scored.provisional_key`) and returns the candidates that stay, sorted the same way.
-    ``cjk_share`` is the question's Hangul/CJK share; ``reader`` the snapshot's store."""
+    ``question`` is the analysed question (its text and its Hangul/CJK share); ``reader`` the
+    snapshot's store."""
 
     def rescore(
-        self, scored: list[Scored], question: str, reader: Any, cjk_share: float, top_k: int
+        self, scored: list[Scored], question: Question, reader: Any, top_k: int
     ) -> list[Scored]: ...
 
     def explain(self, chunk_id: str) -> dict[str, float] | None:

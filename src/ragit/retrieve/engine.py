@@ -41,13 +41,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from itertools import chain
 from operator import mul
 from typing import Any
 
 from ragit.retrieve.candidates import Rescorer
 from ragit.retrieve.candidates import Scored as _Scored
 from ragit.retrieve.citations import document_citation
+from ragit.retrieve.hit import AUTHORITY_WEIGHTS, W_AUTHORITY, W_RECENCY, W_RETRIEVAL, Hit
 from ragit.retrieve.keyword import (
     BIGRAM_WEIGHT,
     DOC_WEIGHT,
@@ -63,25 +63,17 @@ from ragit.retrieve.keyword import (
     summed,
     weighed_sum,
 )
+from ragit.retrieve.snapshot_chunks import (
+    check_snapshot_in_store,
+    chunk_owners,
+    document_chunk_ids,
+    missing_chunks,
+)
 from ragit.snapshot.manifest import Manifest
-from ragit.text.korean import korean_content_words
-from ragit.text.morphemes import candidate_terms, question_morphemes
-from ragit.text.scripts import cjk_runs, script_weights
-from ragit.text.terms import cjk_terms, en_terms, query_terms
+from ragit.text.morphemes import held_prefixes
+from ragit.text.question import Question
+from ragit.text.terms import query_terms
 
-W_RETRIEVAL = 0.80
-W_AUTHORITY = 0.15
-W_RECENCY = 0.05
-# The authority weight of a hit, by the first rule that applies (docs/reference/retrieval.md):
-# durable documents and durable or promoted artifacts, evidence excerpts, the harness scope or a
-# reviewed harness artifact, the session scope, anything else.
-AUTHORITY_WEIGHTS = {
-    "promoted_durable": 1.0,
-    "evidence": 0.4,
-    "reviewed_harness": 0.9,
-    "session": 0.8,
-    "other": 0.6,
-}
 # retrieval.alpha measured for the offline n-gram embedding (local-placeholder).
 NGRAM_ALPHA = 0.3
 # Hits a document contributes by default (retrieval.hits_per_document). Chosen on half A of each
@@ -92,58 +84,6 @@ HITS_PER_DOCUMENT = 1
 # Chosen on half A of kep-dev-v1 with local-minilm (top 2 / top 3 / best only / all chunks'
 # centroid), confirmed on half B (docs/benchmarks.md).
 VECTOR_DOC_TOP = 2
-
-
-@dataclass
-class Hit:
-    """One scored retrieval hit (internal record; projected by views)."""
-
-    chunk_id: str
-    document_id: str
-    version_id: str
-    path: str
-    doc_type: str
-    section_title: str
-    heading_path: str
-    text: str
-    token_count: int
-    score_vector: float
-    score_keyword: float
-    retrieval: float
-    authority_weight: float
-    recency_weight: float
-    score_final: float
-    mode: str
-    alpha: float
-    scope: str = "durable"
-    origin_type: str = "document"
-    artifact_id: str | None = None
-    artifact_kind: str | None = None
-    authority: str = "promoted_durable"
-    confidence: float | None = 1.0
-    citation: dict[str, Any] = field(default_factory=dict)
-    # What the [0, 1] scores were made from (``--explain``'s ``raw``): the raw cosine and BM25
-    # per field, the maxima they were divided by, the field weights, and ``coverage`` — the
-    # share of the question's idf the chunk holds (its keyword evidence, not relative to others).
-    raw: dict[str, Any] = field(default_factory=dict)
-
-    def sort_key(self) -> tuple[float, str, str, str, str]:
-        return (
-            -round(self.score_final, 6),
-            self.path,
-            self.section_title,
-            self.citation.get("id", ""),
-            self.chunk_id,
-        )
-
-
-def cjk_query_text(question: str) -> str:
-    """The CJK part of a question for the bigram index, without Korean function words.
-
-    Question endings ("어떻게 하나요"), interrogatives and particles would otherwise
-    contribute bigrams that match half the corpus; content words keep their stem.
-    """
-    return " ".join(korean_content_words(cjk_runs(question)))
 
 
 def _restricted(
@@ -176,103 +116,11 @@ def _cosine(a: list[float], b: list[float], na: float | None = None) -> float:
     return max(0.0, min(1.0, dot / (na * nb)))
 
 
-# Per snapshot (commit sha): the parsed manifest the entry was built from, held so that it
-# is the one compared, and the set built from it.
-_DOC_CHUNKS: dict[str, tuple[Manifest, frozenset[str]]] = {}
-
-
-def document_chunk_ids(manifest: Manifest) -> frozenset[str]:
-    """The chunk ids the documents of ``manifest`` cite (memoized per snapshot for as long
-    as the same parsed manifest is asked, so the MCP server builds the set once; a re-read
-    manifest replaces its snapshot's entry)."""
-    cached = _DOC_CHUNKS.get(manifest.commit_sha)
-    if cached is not None and cached[0] is manifest:
-        return cached[1]
-    frozen = frozenset(chain.from_iterable(doc.chunk_ids for doc in manifest.docs))
-    _DOC_CHUNKS.pop(manifest.commit_sha, None)
-    if len(_DOC_CHUNKS) >= 8:
-        _DOC_CHUNKS.pop(next(iter(_DOC_CHUNKS)))
-    _DOC_CHUNKS[manifest.commit_sha] = (manifest, frozen)
-    return frozen
-
-
-def chunk_owners(manifest: Manifest, chunk_ids: set[str]) -> dict[str, list[Any]]:
-    """Chunk id → the documents citing it, in manifest order, for ``chunk_ids`` only (a
-    document citing a chunk twice is listed twice). Only documents that cite one of
-    ``chunk_ids`` are walked, so the cost is one C-level set test per document."""
-    owners: dict[str, list[Any]] = {}
-    for doc in manifest.docs:
-        if chunk_ids.isdisjoint(doc.chunk_ids):
-            continue
-        for cid in doc.chunk_ids:
-            if cid in chunk_ids:
-                owners.setdefault(cid, []).append(doc)
-    return owners
-
-
-# How many chunk ids of a snapshot a reader fetches to prove its generation holds the
-# snapshot (two per sampled document: its first and last chunk).
-SAMPLE_DOCS = 32
-# (snapshot sha, store id, generation) → the parsed manifest whose sample was found there.
-_PRESENT: dict[tuple[str, str, int], Manifest] = {}
-
-
-def _sample_ids(manifest: Manifest) -> list[str]:
-    """Chunk ids spread over the whole manifest: the first and last chunk of up to
-    :data:`SAMPLE_DOCS` documents taken at even steps."""
-    docs = [d for d in manifest.docs if d.chunk_ids]
-    step = max(1, len(docs) // SAMPLE_DOCS)
-    out: list[str] = []
-    for doc in docs[::step][:SAMPLE_DOCS]:
-        out.append(doc.chunk_ids[0])
-        out.append(doc.chunk_ids[-1])
-    return list(dict.fromkeys(out))
-
-
-def check_snapshot_in_store(manifest: Manifest, snapshot_sha: str, reader: Any) -> None:
-    """Fail when the reader's generation visibly lacks the snapshot's chunks.
-
-    Every publish verifies that the generation holds every chunk a retained manifest names,
-    so this is the reader's cheap second look (a bounded fetch, once per manifest and
-    generation): a snapshot whose chunks are all gone would otherwise answer with nothing
-    and ``ok``.
-
-    Raises:
-        SnapshotStoreUnavailable: a sampled chunk is missing.
-    """
-    key = (snapshot_sha, str(getattr(reader, "store_id", "")), getattr(reader, "generation", 0))
-    known = _PRESENT.get(key)
-    if known is manifest:
-        return
-    sample = _sample_ids(manifest)
-    if sample:
-        found = reader.fetch(sample)
-        missing = [cid for cid in sample if cid not in found]
-        if missing:
-            raise _missing_chunks(snapshot_sha, reader, len(missing), len(sample))
-    _PRESENT.pop(key, None)
-    if len(_PRESENT) >= 8:
-        _PRESENT.pop(next(iter(_PRESENT)))
-    _PRESENT[key] = manifest
-
-
-def _missing_chunks(snapshot_sha: str, reader: Any, missing: int, asked: int) -> Exception:
-    from ragit.contract.errors import SnapshotStoreUnavailable
-
-    generation = getattr(reader, "generation", "?")
-    return SnapshotStoreUnavailable(
-        snapshot_sha,
-        f"{missing} of {asked} chunk(s) of this snapshot that were looked up are missing "
-        f"from store generation {generation}; rebuild the store from git "
-        "(ragit repair --apply --action store-rebuild)",
-    )
-
-
 def retrieve_durable(
     manifest: Manifest,
     snapshot_sha: str,
     reader: Any,
-    question: str,
+    question: Question,
     question_vector: list[float] | None,
     *,
     top_k: int,
@@ -285,11 +133,20 @@ def retrieve_durable(
 ) -> list[Hit]:
     """Rank the durable chunks of ``manifest`` for ``question``; return the top ``top_k`` hits.
 
+    The steps, in order: the snapshot's chunks (:func:`document_chunk_ids`, checked present
+    in the reader's generation); the candidates each index nominates
+    (:func:`_keyword_nominees`, :func:`_vector_nominees`); every candidate's exact evidence
+    (:func:`_keyword_evidence`, :func:`_vector_evidence`, :func:`_ngram_evidence`); the scores
+    (:func:`_score_candidates`), re-scored by ``rerank`` if any; the stored text of the hits
+    the answer can hold (:func:`_fetch_needed`); the hits (:func:`_hit`), one document's best
+    ``per_document`` each.
+
     A chunk shared by several documents yields one hit per document (identity
-    is ``(documentId, chunkId)``). ``document_vector_weight``: the share of a chunk's vector
-    score that is its document's (the embedding provider's measured default). ``rerank``: a
-    second stage that scores the best candidates again (``retrieval.rerank``,
-    :mod:`ragit.retrieve.rerank`).
+    is ``(documentId, chunkId)``). ``question`` is the question as :func:`ragit.text.question.
+    analyze` made it: nothing here splits its text again. ``document_vector_weight``: the share
+    of a chunk's vector score that is its document's (the embedding provider's measured
+    default). ``rerank``: a second stage that scores the best candidates again
+    (``retrieval.rerank``, :mod:`ragit.retrieve.rerank`).
 
     Raises:
         SnapshotStoreUnavailable: a chunk the manifest names is missing from the store
@@ -300,105 +157,251 @@ def retrieve_durable(
         return []
     check_snapshot_in_store(manifest, snapshot_sha, reader)
     want = pool or max(top_k * 4, 40)
-    size = max(getattr(reader, "chunk_count", 0), len(allowed))
-    w_en, w_cjk = script_weights(question)
-    # An English-only embedding model says nothing about the Korean part of a question:
-    # for that share the vector signal comes from the offline character n-gram embedding.
-    ngram_share = 0.0 if multilingual else w_cjk
-    en_query = query_terms(en_terms(question)) if w_en > 0 else []
-    cjk_query = query_terms(cjk_terms(cjk_query_text(question))) if w_cjk > 0 else []
     # Each signal nominates its best chunks of the snapshot; every candidate then gets its
     # exact score from both (BM25 of the whole snapshot is at hand, cosines are fetched).
     nominate = max(want * 4, 64)
-    keyword_scores: list[KeywordScores] = []
-    ko_query: list[tuple[str, int]] = []
-    # What each field's BM25 counts for in the keyword score: the Latin-script words 1, the
-    # Hangul part once in all, half by its bigrams and half by its morphemes.
-    weights = (1.0, BIGRAM_WEIGHT, MORPHEME_WEIGHT)
-    candidates: set[str] = set()
-    if en_query or cjk_query:
-        terms = reader.terms()
-        prefetch = getattr(terms, "prefetch", None)
-        if prefetch is not None:
-            # A server-side index (the shared store) reads every term's postings in one
-            # round trip; the local index reads them from its file as asked.
-            prefetch(
-                {
-                    "en": [t for t, _ in en_query],
-                    "cjk": [t for t, _ in cjk_query],
-                    "ko": list(candidate_terms(question)) if cjk_query else [],
-                }
-            )
-        documents = [doc.chunk_ids for doc in manifest.docs] if DOC_WEIGHT > 0 else ()
-        st = snapshot_terms(terms, allowed, manifest, snapshot_sha, documents)
-        if cjk_query:
-            ko_query = query_terms(question_morphemes(question, held_by(terms, st, "ko")))
-        for field_name, query in (("en", en_query), ("cjk", cjk_query), ("ko", ko_query)):
-            keyword_scores.append(bm25(terms, st, field_name, query))
-        candidates.update(best(st, mixed(summed(keyword_scores, weights)), nominate))
+    keyword = _keyword_nominees(manifest, snapshot_sha, reader, question, allowed, nominate)
+    use_vector = question_vector is not None and alpha > 0
     vec_hits: dict[str, float] = {}
-    if question_vector is not None and alpha > 0:
-        vec_hits = _restricted(
-            lambda k: reader.vector_search(question_vector, k), allowed, nominate, size
-        )
+    if question_vector is not None and use_vector:
+        size = max(getattr(reader, "chunk_count", 0), len(allowed))
+        vec_hits = _vector_nominees(reader, question_vector, allowed, nominate, size)
+    candidates: set[str] = set()
+    candidates.update(keyword.nominated)
     candidates.update(vec_hits)
     if not candidates:
         return []
-    fields = ("en", "cjk", "ko")
-    raw_bm25: dict[str, dict[str, float]] = {f: {} for f in fields}
-    raw_doc: dict[str, dict[str, float]] = {f: {} for f in fields}
+    evidence = _keyword_evidence(keyword, question, candidates)
+    owners = chunk_owners(manifest, candidates)
+    vector = _VectorEvidence(vec_hits, {}, document_vector_weight)
+    if question_vector is not None and use_vector:
+        vector = _vector_evidence(
+            reader, question_vector, vec_hits, candidates, owners, document_vector_weight
+        )
+    # An English-only embedding model says nothing about the Korean part of a question:
+    # for that share the vector signal comes from the offline character n-gram embedding.
+    ngram_share = 0.0 if multilingual else question.cjk_share
+    stored, ngram = _ngram_evidence(reader, question, candidates, ngram_share)
+    mode, a = ("hybrid", alpha) if use_vector else ("keyword", 0.0)
+    scored = _score_candidates(candidates, owners, evidence, vector, ngram, mode, a, ngram_share)
+    if rerank is not None:
+        scored = rerank.rescore(scored, question, reader, top_k)
+    needed = scored[: _needed_prefix(scored, per_document, top_k)]
+    _fetch_needed(reader, snapshot_sha, needed, stored)
+    hits = [
+        _hit(
+            s,
+            stored[s.chunk_id],
+            snapshot_sha,
+            _explained(s.chunk_id, question, evidence, vector, rerank),
+        )
+        for s in needed
+    ]
+    hits.sort(key=Hit.sort_key)
+    return _per_document(hits, per_document)[:top_k]
+
+
+@dataclass(slots=True)
+class _KeywordNominees:
+    """The keyword side of one retrieval: the snapshot's term statistics, each field's BM25
+    (``en``, ``cjk``, ``ko``; none without keyword terms) and the chunks they nominate."""
+
+    st: Any = None
+    scores: list[KeywordScores] = field(default_factory=list)
+    ko_query: list[tuple[str, int]] = field(default_factory=list)
+    nominated: list[str] = field(default_factory=list)
+
+
+# What each field's BM25 counts for in the keyword score: the Latin-script words 1, the
+# Hangul part once in all, half by its bigrams and half by its morphemes.
+FIELD_WEIGHTS = (1.0, BIGRAM_WEIGHT, MORPHEME_WEIGHT)
+FIELDS = ("en", "cjk", "ko")
+
+
+def _keyword_nominees(
+    manifest: Manifest,
+    snapshot_sha: str,
+    reader: Any,
+    question: Question,
+    allowed: frozenset[str],
+    nominate: int,
+) -> _KeywordNominees:
+    """Decides which chunks the keyword index nominates: the ``nominate`` best of the snapshot
+    by the fields' weighed BM25, with statistics of the snapshot's own chunks. The question's
+    ``ko`` terms are decided here: the longest prefix of each Hangul content word that is a
+    morpheme the snapshot holds."""
+    out = _KeywordNominees()
+    if not question.has_keyword_terms:
+        return out
+    terms = reader.terms()
+    prefetch = getattr(terms, "prefetch", None)
+    if prefetch is not None:
+        # A server-side index (the shared store) reads every term's postings in one
+        # round trip; the local index reads them from its file as asked.
+        prefetch(
+            {
+                "en": [t for t, _ in question.en_terms],
+                "cjk": [t for t, _ in question.cjk_terms],
+                "ko": question.morpheme_candidates() if question.cjk_terms else [],
+            }
+        )
+    documents = [doc.chunk_ids for doc in manifest.docs] if DOC_WEIGHT > 0 else ()
+    out.st = st = snapshot_terms(terms, allowed, manifest, snapshot_sha, documents)
+    if question.cjk_terms:
+        held = held_by(terms, st, "ko")
+        out.ko_query = query_terms(held_prefixes(question.morpheme_prefixes, held))
+    for field_name, query in zip(
+        FIELDS, (question.en_terms, question.cjk_terms, out.ko_query), strict=True
+    ):
+        out.scores.append(bm25(terms, st, field_name, query))
+    out.nominated = best(st, mixed(summed(out.scores, FIELD_WEIGHTS)), nominate)
+    return out
+
+
+def _vector_nominees(
+    reader: Any, question_vector: list[float], allowed: frozenset[str], nominate: int, size: int
+) -> dict[str, float]:
+    """Decides which chunks the vector index nominates: the ``nominate`` nearest of the
+    snapshot (the exact index is searched store-wide with a growing ``k``), with their
+    cosines."""
+    return _restricted(lambda k: reader.vector_search(question_vector, k), allowed, nominate, size)
+
+
+@dataclass(slots=True)
+class _KeywordEvidence:
+    """Every candidate's keyword evidence: raw BM25 per field of the chunk and of its document,
+    their weighed sums and maxima, and the coverage of the question's ``en`` and ``cjk`` idf."""
+
+    raw_bm25: dict[str, dict[str, float]]
+    raw_doc: dict[str, dict[str, float]]
+    cov_en: dict[str, float]
+    cov_cjk: dict[str, float]
+    sum_chunk: dict[str, float]
+    sum_doc: dict[str, float]
+    max_chunk: float
+    max_doc: float
+    maxima: dict[str, float]
+    field_weights: dict[str, float]
+
+
+def _keyword_evidence(
+    keyword: _KeywordNominees, question: Question, candidates: set[str]
+) -> _KeywordEvidence:
+    """Decides each candidate's keyword evidence (the nominees of either index alike): its
+    fields' BM25, the chunk's and its document's weighed sums, and the maxima over the
+    candidates they are divided by."""
+    raw_bm25: dict[str, dict[str, float]] = {f: {} for f in FIELDS}
+    raw_doc: dict[str, dict[str, float]] = {f: {} for f in FIELDS}
     cov_en: dict[str, float] = {}
     cov_cjk: dict[str, float] = {}
-    if keyword_scores:
-        for name, ks in zip(fields, keyword_scores, strict=True):
+    st = keyword.st
+    if keyword.scores:
+        for name, ks in zip(FIELDS, keyword.scores, strict=True):
             raw_bm25[name] = score_of(st, ks.chunk, candidates)
             raw_doc[name] = score_of(st, ks.document, candidates)
-        cov_en = score_of(st, keyword_scores[0].coverage, candidates)
-        cov_cjk = score_of(st, keyword_scores[1].coverage, candidates)
-    raw_cosine: dict[str, float] = {}
-    owners = chunk_owners(manifest, candidates)
-    if question_vector is not None and alpha > 0:
-        missing = [cid for cid in candidates if cid not in vec_hits]
-        if missing:
-            vectors = reader.fetch_vectors(missing)
-            q_norm = _norm(question_vector)
-            for cid, vec in vectors.items():
-                vec_hits[cid] = _cosine(question_vector, vec, q_norm)
-        raw_cosine = dict(vec_hits)
-        if document_vector_weight > 0:
-            doc_cosine = _document_cosines(vec_hits, owners)
-            w = document_vector_weight
-            for cid in candidates:
-                whole = max(doc_cosine[doc.document_id] for doc in owners[cid])
-                vec_hits[cid] = (1.0 - w) * vec_hits.get(cid, 0.0) + w * whole
-    maxima = {f: max(raw_bm25[f].values(), default=0.0) for f in fields}
-    sum_chunk = {cid: weighed_sum(raw_bm25, cid, weights) for cid in candidates}
-    sum_doc = {cid: weighed_sum(raw_doc, cid, weights) for cid in candidates}
-    max_chunk = max(sum_chunk.values(), default=0.0)
-    max_doc = max(sum_doc.values(), default=0.0)
-    max_vec = max(vec_hits.values(), default=0.0)
-    # The n-gram signal reads every candidate's text; otherwise only the hits that can make
-    # the answer are fetched (below), once every candidate is scored.
-    stored = reader.fetch(sorted(candidates)) if ngram_share > 0 else {}
-    ngram = _ngram_similarities(question, stored) if ngram_share > 0 else {}
+        cov_en = score_of(st, keyword.scores[0].coverage, candidates)
+        cov_cjk = score_of(st, keyword.scores[1].coverage, candidates)
+    sum_chunk = {cid: weighed_sum(raw_bm25, cid, FIELD_WEIGHTS) for cid in candidates}
+    sum_doc = {cid: weighed_sum(raw_doc, cid, FIELD_WEIGHTS) for cid in candidates}
+    return _KeywordEvidence(
+        raw_bm25=raw_bm25,
+        raw_doc=raw_doc,
+        cov_en=cov_en,
+        cov_cjk=cov_cjk,
+        sum_chunk=sum_chunk,
+        sum_doc=sum_doc,
+        max_chunk=max(sum_chunk.values(), default=0.0),
+        max_doc=max(sum_doc.values(), default=0.0),
+        maxima={f: max(raw_bm25[f].values(), default=0.0) for f in FIELDS},
+        # The fields are added with their weights where the question has terms for them.
+        field_weights={
+            "en": float(bool(question.en_terms)),
+            "cjk": FIELD_WEIGHTS[1] if question.cjk_terms else 0.0,
+            "ko": FIELD_WEIGHTS[2] if keyword.ko_query else 0.0,
+        },
+    )
+
+
+@dataclass(slots=True)
+class _VectorEvidence:
+    """Every candidate's vector score (with its document's share), the raw cosines (none
+    without a question vector), and the share of a chunk's score that is its document's."""
+
+    scores: dict[str, float]
+    raw_cosine: dict[str, float]
+    document_weight: float
+
+    @property
+    def maximum(self) -> float:
+        """The best vector score among the candidates (what each is divided by)."""
+        return max(self.scores.values(), default=0.0)
+
+
+def _vector_evidence(
+    reader: Any,
+    question_vector: list[float],
+    vec_hits: dict[str, float],
+    candidates: set[str],
+    owners: dict[str, list[Any]],
+    document_vector_weight: float,
+) -> _VectorEvidence:
+    """Decides each candidate's vector score: its cosine (fetched for the keyword nominees),
+    and with ``document_vector_weight`` that share of it its document's
+    (:func:`_document_cosines`). ``vec_hits`` (the vector nominees) is updated in place."""
+    missing = [cid for cid in candidates if cid not in vec_hits]
+    if missing:
+        vectors = reader.fetch_vectors(missing)
+        q_norm = _norm(question_vector)
+        for cid, vec in vectors.items():
+            vec_hits[cid] = _cosine(question_vector, vec, q_norm)
+    raw_cosine = dict(vec_hits)
+    if document_vector_weight > 0:
+        doc_cosine = _document_cosines(vec_hits, owners)
+        w = document_vector_weight
+        for cid in candidates:
+            whole = max(doc_cosine[doc.document_id] for doc in owners[cid])
+            vec_hits[cid] = (1.0 - w) * vec_hits.get(cid, 0.0) + w * whole
+    return _VectorEvidence(vec_hits, raw_cosine, document_vector_weight)
+
+
+def _ngram_evidence(
+    reader: Any, question: Question, candidates: set[str], ngram_share: float
+) -> tuple[dict[str, Any], dict[str, float]]:
+    """Decides each candidate's n-gram similarity where the n-gram signal has a share (the CJK
+    part of a question an English-only model cannot read): it reads every candidate's stored
+    text, which is returned too; otherwise nothing is fetched yet (only the hits that can
+    make the answer are, once every candidate is scored)."""
+    if ngram_share <= 0:
+        return {}, {}
+    stored = reader.fetch(sorted(candidates))
+    return stored, _ngram_similarities(question, stored)
+
+
+def _score_candidates(
+    candidates: set[str],
+    owners: dict[str, list[Any]],
+    evidence: _KeywordEvidence,
+    vectors: _VectorEvidence,
+    ngram: dict[str, float],
+    mode: str,
+    alpha: float,
+    ngram_share: float,
+) -> list[_Scored]:
+    """Decides every (candidate, document)'s scores: keyword (chunk and document blended),
+    vector (divided by the maximum), ``retrieval = α·vector + (1−α)·keyword`` and the final
+    score; sorted by :meth:`_Scored.provisional_key`."""
+    vec_hits = vectors.scores
+    max_vec = vectors.maximum
     max_ngram = max(ngram.values(), default=0.0)
-    w_total = w_en + w_cjk
-    # The fields are added with their weights where the question has terms for them.
-    field_weights = {
-        "en": float(bool(en_query)),
-        "cjk": weights[1] if cjk_query else 0.0,
-        "ko": weights[2] if ko_query else 0.0,
-    }
     authority_w = AUTHORITY_WEIGHTS["promoted_durable"]
     recency_w = 1.0
     scored: list[_Scored] = []
     for cid in candidates:
-        keyword = blend(sum_chunk[cid], max_chunk, sum_doc[cid], max_doc)
+        keyword = blend(
+            evidence.sum_chunk[cid], evidence.max_chunk, evidence.sum_doc[cid], evidence.max_doc
+        )
         vector = vec_hits.get(cid, 0.0) / max_vec if max_vec > 0 else 0.0
-        if question_vector is None or alpha <= 0:
-            mode, a = "keyword", 0.0
-        else:
-            mode, a = "hybrid", alpha
+        a = alpha
         if ngram_share > 0 and mode == "hybrid":
             # Each part of the question is weighed with its own signal's measured alpha:
             # the model's for the English part, the n-gram embedding's for the CJK part.
@@ -412,68 +415,88 @@ def retrieve_durable(
         for doc in owners[cid]:
             scored.append(_Scored(cid, doc, keyword, vector, retrieval, final, mode, a))
     scored.sort(key=_Scored.provisional_key)
-    if rerank is not None:
-        scored = rerank.rescore(scored, question, reader, w_cjk, top_k)
-    needed = scored[: _needed_prefix(scored, per_document, top_k)]
+    return scored
+
+
+def _fetch_needed(
+    reader: Any, snapshot_sha: str, needed: list[_Scored], stored: dict[str, Any]
+) -> None:
+    """Decides nothing about rank: adds to ``stored`` the text of the ``needed`` chunks not
+    yet fetched.
+
+    Raises:
+        SnapshotStoreUnavailable: one of them is missing from the store.
+    """
     needed_ids = {s.chunk_id for s in needed}
     wanted = sorted(needed_ids - stored.keys())
     if wanted:
         stored.update(reader.fetch(wanted))
     absent = needed_ids - stored.keys()
     if absent:
-        raise _missing_chunks(snapshot_sha, reader, len(absent), len(needed_ids))
-    hits: list[Hit] = []
-    for s in needed:
-        cid = s.chunk_id
-        chunk = stored[cid]
-        coverage = (
-            (w_en * cov_en.get(cid, 0.0) + w_cjk * cov_cjk.get(cid, 0.0)) / w_total
-            if w_total
-            else 0.0
-        )
-        raw: dict[str, Any] = {
-            "keyword": {
-                "bm25": {f: raw_bm25[f].get(cid, 0.0) for f in fields},
-                "max": maxima,
-                "fieldWeights": field_weights,
-                "sumMax": {"chunk": max_chunk, "document": max_doc},
-            },
-            "coverage": coverage,
-        }
-        if raw_cosine:
-            raw["vector"] = {"cosine": raw_cosine.get(cid, 0.0), "max": max_vec}
-            if document_vector_weight > 0:
-                raw["vector"]["withDocument"] = vec_hits.get(cid, 0.0)
-                raw["vector"]["documentWeight"] = document_vector_weight
-        semantic = rerank.explain(cid) if rerank is not None else None
-        if semantic is not None:
-            raw["semantic"] = semantic
-        doc = s.doc
-        hits.append(
-            Hit(
-                chunk_id=cid,
-                document_id=doc.document_id,
-                version_id=doc.version_id,
-                path=doc.path,
-                doc_type=doc.doc_type,
-                section_title=chunk.section_title,
-                heading_path=chunk.heading_path,
-                text=chunk.text,
-                token_count=chunk.token_count,
-                score_vector=s.vector if s.mode == "hybrid" else 0.0,
-                score_keyword=s.keyword,
-                retrieval=s.retrieval,
-                authority_weight=authority_w,
-                recency_weight=recency_w,
-                score_final=s.final,
-                mode=s.mode,
-                alpha=s.alpha,
-                citation=document_citation(cid, doc.version_id, snapshot_sha),
-                raw=raw,
-            )
-        )
-    hits.sort(key=Hit.sort_key)
-    return _per_document(hits, per_document)[:top_k]
+        raise missing_chunks(snapshot_sha, reader, len(absent), len(needed_ids))
+
+
+def _explained(
+    cid: str,
+    question: Question,
+    evidence: _KeywordEvidence,
+    vectors: _VectorEvidence,
+    rerank: Rescorer | None,
+) -> dict[str, Any]:
+    """Decides what ``--explain`` shows of a hit (``raw``): its BM25 per field and what it was
+    divided by, its ``coverage`` of the question (each script's share weighing its field's
+    coverage), its cosine, and what a re-ranking stage adds."""
+    w_en, w_cjk = question.latin_share, question.cjk_share
+    w_total = w_en + w_cjk
+    coverage = (
+        (w_en * evidence.cov_en.get(cid, 0.0) + w_cjk * evidence.cov_cjk.get(cid, 0.0)) / w_total
+        if w_total
+        else 0.0
+    )
+    raw: dict[str, Any] = {
+        "keyword": {
+            "bm25": {f: evidence.raw_bm25[f].get(cid, 0.0) for f in FIELDS},
+            "max": evidence.maxima,
+            "fieldWeights": evidence.field_weights,
+            "sumMax": {"chunk": evidence.max_chunk, "document": evidence.max_doc},
+        },
+        "coverage": coverage,
+    }
+    if vectors.raw_cosine:
+        raw["vector"] = {"cosine": vectors.raw_cosine.get(cid, 0.0), "max": vectors.maximum}
+        if vectors.document_weight > 0:
+            raw["vector"]["withDocument"] = vectors.scores.get(cid, 0.0)
+            raw["vector"]["documentWeight"] = vectors.document_weight
+    semantic = rerank.explain(cid) if rerank is not None else None
+    if semantic is not None:
+        raw["semantic"] = semantic
+    return raw
+
+
+def _hit(s: _Scored, chunk: Any, snapshot_sha: str, raw: dict[str, Any]) -> Hit:
+    """The hit of a scored (chunk, document) with the chunk's stored text."""
+    doc = s.doc
+    return Hit(
+        chunk_id=s.chunk_id,
+        document_id=doc.document_id,
+        version_id=doc.version_id,
+        path=doc.path,
+        doc_type=doc.doc_type,
+        section_title=chunk.section_title,
+        heading_path=chunk.heading_path,
+        text=chunk.text,
+        token_count=chunk.token_count,
+        score_vector=s.vector if s.mode == "hybrid" else 0.0,
+        score_keyword=s.keyword,
+        retrieval=s.retrieval,
+        authority_weight=AUTHORITY_WEIGHTS["promoted_durable"],
+        recency_weight=1.0,
+        score_final=s.final,
+        mode=s.mode,
+        alpha=s.alpha,
+        citation=document_citation(s.chunk_id, doc.version_id, snapshot_sha),
+        raw=raw,
+    )
 
 
 def _needed_prefix(scored: list[_Scored], per_document: int, top_k: int) -> int:
@@ -528,7 +551,7 @@ def _per_document(hits: list[Hit], limit: int) -> list[Hit]:
     return kept
 
 
-def _ngram_similarities(question: str, stored: dict[str, Any]) -> dict[str, float]:
+def _ngram_similarities(question: Question, stored: dict[str, Any]) -> dict[str, float]:
     """Cosine of the offline character n-gram embedding (local-placeholder) per candidate."""
     from ragit.embed.profile import (
         PLACEHOLDER,
@@ -544,52 +567,10 @@ def _ngram_similarities(question: str, stored: dict[str, Any]) -> dict[str, floa
             PLACEHOLDER, PLACEHOLDER_MODEL, PLACEHOLDER_DEFAULT_DIMENSIONS, PLACEHOLDER_VERSION
         )
     )
-    query = embedder.vector(question)
+    query = embedder.vector_of_words(question.ngram_counts())
     q_norm = _norm(query)
     out: dict[str, float] = {}
     for cid, chunk in stored.items():
         text = f"{chunk.heading_path}\n{chunk.text}" if chunk.heading_path else chunk.text
         out[cid] = _cosine(query, embedder.vector(text), q_norm)
     return out
-
-
-def breakdown(hit: Hit) -> dict[str, Any]:
-    """``scoreBreakdown`` of contract §7 / docs/reference/retrieval.md (rounded on output by the
-    view), plus
-    ``raw`` (an addition the contract's open object allows): what the [0, 1] scores were made
-    of — raw cosine and BM25 per field, the maxima they were divided by, the field weights,
-    and the chunk's keyword ``coverage`` of the question."""
-    a = hit.alpha if hit.mode == "hybrid" else 0.0
-    kw_weight = 1.0 - a
-    return {
-        "mode": hit.mode,
-        "retrieval": {
-            "score": hit.retrieval,
-            "weight": W_RETRIEVAL,
-            "contribution": W_RETRIEVAL * hit.retrieval,
-            "inputs": {
-                "vector": {
-                    "score": hit.score_vector,
-                    "weight": a,
-                    "contribution": a * hit.score_vector,
-                },
-                "keyword": {
-                    "score": hit.score_keyword,
-                    "weight": kw_weight,
-                    "contribution": kw_weight * hit.score_keyword,
-                },
-            },
-        },
-        "authority": {
-            "score": hit.authority_weight,
-            "weight": W_AUTHORITY,
-            "contribution": W_AUTHORITY * hit.authority_weight,
-        },
-        "recency": {
-            "score": hit.recency_weight,
-            "weight": W_RECENCY,
-            "contribution": W_RECENCY * hit.recency_weight,
-        },
-        "final": hit.score_final,
-        **({"raw": hit.raw} if hit.raw else {}),
-    }

@@ -161,7 +161,7 @@ def _okapi(tf: Any, length: Any, avgdl: float, idf: float) -> Any:
 
 
 def bm25(
-    terms: TermReader, st: SnapshotTerms, field: str, query: list[tuple[str, int]]
+    terms: TermReader, st: SnapshotTerms, field: str, query: Sequence[tuple[str, int]]
 ) -> KeywordScores:
     """BM25 of every chunk of the snapshot for ``query`` (distinct terms with their count in
     the question, in order) in ``field``; each chunk's *coverage*: the share of the question's

@@ -13,8 +13,10 @@ from typing import Any, Literal
 
 from ragit.contract.errors import RagitError
 from ragit.contract.inputs import positive_int, required_text
-from ragit.retrieve.engine import Hit, retrieve_durable
+from ragit.retrieve.engine import retrieve_durable
+from ragit.retrieve.hit import Hit
 from ragit.retrieve.views import Redactor, project_hit, project_passage
+from ragit.text.question import Question, analyze
 from ragit.text.tokens import token_estimate
 from ragit.workspace import Workspace
 
@@ -172,7 +174,7 @@ class Engine:
 def retrieve_hits(
     ws: Workspace,
     engine: Engine,
-    text: str,
+    question: Question,
     at: str | None,
     scope: str,
     top_k: int,
@@ -180,7 +182,10 @@ def retrieve_hits(
     per_document: int | None = 0,
     wait_s: float | None = None,
 ) -> tuple[Any, list[Hit], list[str]]:
-    """The selected snapshot, its hits for ``text`` and the selection's warnings.
+    """The selected snapshot, its hits for ``question`` and the selection's warnings.
+
+    ``question`` is analysed once by the caller (:func:`ragit.text.question.analyze`); the
+    engine and the artifact overlay read it, and only the embedder is given its text.
 
     ``per_document``: hits one document may contribute (0: no limit; None: the configured
     ``retrieval.hits_per_document``, what ``query`` answers with). ``context pack`` and
@@ -230,7 +235,7 @@ def retrieve_hits(
             profile = complete_profile(profile, cfg.embedding)
         spec = provider_spec(str(profile.get("provider", "local-placeholder")))
         alpha = cfg.retrieval.alpha if cfg.retrieval.alpha is not None else spec.default_alpha
-        vector = engine.embed_question(text, profile) if alpha > 0 else None
+        vector = engine.embed_question(question.text, profile) if alpha > 0 else None
         rerank = engine.rerank(cfg.retrieval.rerank)
         engine.retrieval = {
             "embedding": {
@@ -242,7 +247,7 @@ def retrieve_hits(
             selection.manifest,
             selection.resolved_sha,
             reader,
-            text,
+            question,
             vector,
             top_k=top_k,
             alpha=alpha,
@@ -257,7 +262,9 @@ def retrieve_hits(
         from ragit.retrieve.artifacts import KEYWORD_ONLY_WARNING, artifact_hits, merge_hits
 
         commit_time = git.commit_time(selection.resolved_sha)
-        overlay = artifact_hits(ws, text, scope, selection.resolved_sha, commit_time, top_k=top_k)
+        overlay = artifact_hits(
+            ws, question, scope, selection.resolved_sha, commit_time, top_k=top_k
+        )
         hits = merge_hits(hits, overlay, top_k)
         if any(h.origin_type == "artifact" and h.mode == "keyword" for h in hits):
             warnings.append(KEYWORD_ONLY_WARNING)
@@ -321,7 +328,7 @@ def run_query(ws: Workspace, req: QueryRequest, engine: Engine | None = None) ->
         selection, hits, warnings = retrieve_hits(
             ws,
             engine,
-            req.question,
+            analyze(req.question),
             req.at,
             req.scope,
             req.top_k,
@@ -439,10 +446,11 @@ def run_context_pack(
     own = engine is None
     engine = engine or Engine(ws)
     depth = retrieval_depth(req.budget)
+    goal_question = analyze(req.goal)
     try:
         while True:
             selection, ranked, warnings = retrieve_hits(
-                ws, engine, req.goal, req.at, req.scope, depth, wait_s=req.wait_s
+                ws, engine, goal_question, req.at, req.scope, depth, wait_s=req.wait_s
             )
             costs = [token_estimate(str(mask_text(h.text).text)) for h in ranked]
             held = sum(costs)

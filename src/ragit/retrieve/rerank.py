@@ -23,7 +23,9 @@ from typing import Any
 
 from ragit.embed.semantic import SemanticVectors, rerank_profile
 from ragit.retrieve.candidates import Scored
-from ragit.retrieve.engine import NGRAM_ALPHA, VECTOR_DOC_TOP, W_RETRIEVAL
+from ragit.retrieve.engine import NGRAM_ALPHA, VECTOR_DOC_TOP
+from ragit.retrieve.hit import W_RETRIEVAL
+from ragit.text.question import Question
 
 # How many of the first stage's best documents the model looks at (at least the answer's top_k),
 # each through its best VECTOR_DOC_TOP (2) candidate chunks. Chosen on half A of the development
@@ -67,7 +69,7 @@ class SemanticRerank:
         }
 
     def rescore(
-        self, scored: list[Scored], question: str, reader: Any, cjk_share: float, top_k: int
+        self, scored: list[Scored], question: Question, reader: Any, top_k: int
     ) -> list[Scored]:
         """The best candidates of ``scored`` (best first) re-scored by the model: the two best
         chunks of each of the first ``max(depth, top_k)`` documents (more documents while
@@ -96,7 +98,7 @@ class SemanticRerank:
         ids = [cid for cid in chosen if cid in texts]
         if not ids:
             return scored
-        q = self.vectors.question(question)
+        q = self.vectors.question(question.text)
         q_norm = math.sqrt(_dot(q, q))
         cosine: dict[str, float] = {}
         for cid, vec in zip(ids, self.vectors.texts([texts[cid] for cid in ids]), strict=True):
@@ -114,8 +116,8 @@ class SemanticRerank:
         w = self.document_weight
         semantic = [(1.0 - w) * cosine[s.chunk_id] + w * doc_cos[s.doc.document_id] for s in inside]
         top = max(semantic, default=0.0)
-        a_model = (1.0 - cjk_share) * self.alpha
-        a_ngram = cjk_share * NGRAM_ALPHA
+        a_model = (1.0 - question.cjk_share) * self.alpha
+        a_ngram = question.cjk_share * NGRAM_ALPHA
         a = a_model + a_ngram
         out: list[Scored] = []
         for s, value in zip(inside, semantic, strict=True):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ragit.retrieve.engine import Hit, breakdown
+from ragit.retrieve.hit import Hit, breakdown
 
 EXCERPT_LIMITS = {"minimal": 120, "default": 200}
 _WS = re.compile(r"\s+")

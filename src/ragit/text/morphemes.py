@@ -97,20 +97,40 @@ def prefixes(word: str) -> list[str]:
     return [word[:n] for n in range(len(word), MIN_QUESTION_MORPHEME - 1, -1)]
 
 
-def question_morphemes(question: str, held: Callable[[str], bool]) -> list[str]:
-    """The ``ko`` terms of a question: for each content word, its longest prefix (of at
-    least :data:`MIN_QUESTION_MORPHEME` syllables) for which ``held`` is true — a morpheme
-    the snapshot holds. A word with none contributes nothing (its bigrams still count)."""
+def question_prefixes(question: str) -> tuple[tuple[str, ...], ...]:
+    """For each content word of a question (:func:`question_words`), its :func:`prefixes`: what
+    :func:`held_prefixes` matches against the morphemes a snapshot holds."""
+    return tuple(tuple(prefixes(word)) for word in question_words(question))
+
+
+def held_prefixes(word_prefixes: Iterable[Sequence[str]], held: Callable[[str], bool]) -> list[str]:
+    """The ``ko`` terms of a question whose words have ``word_prefixes``
+    (:func:`question_prefixes`): for each word, its longest prefix for which ``held`` is true
+    — a morpheme the snapshot holds. A word with none contributes nothing (its bigrams still
+    count)."""
     out: list[str] = []
-    for word in question_words(question):
-        for prefix in prefixes(word):
+    for candidates in word_prefixes:
+        for prefix in candidates:
             if held(prefix):
                 out.append(prefix)
                 break
     return out
 
 
+def question_morphemes(question: str, held: Callable[[str], bool]) -> list[str]:
+    """The ``ko`` terms of a question: for each content word, its longest prefix (of at
+    least :data:`MIN_QUESTION_MORPHEME` syllables) for which ``held`` is true — a morpheme
+    the snapshot holds. A word with none contributes nothing (its bigrams still count)."""
+    return held_prefixes(question_prefixes(question), held)
+
+
+def prefix_terms(word_prefixes: Iterable[Sequence[str]]) -> Iterable[str]:
+    """Every term :func:`held_prefixes` may look up for ``word_prefixes``, once each (to read
+    their postings in one round trip)."""
+    return dict.fromkeys(p for candidates in word_prefixes for p in candidates)
+
+
 def candidate_terms(question: str) -> Iterable[str]:
     """Every term :func:`question_morphemes` may look up for ``question`` (to read their
     postings in one round trip)."""
-    return dict.fromkeys(p for w in question_words(question) for p in prefixes(w))
+    return prefix_terms(question_prefixes(question))

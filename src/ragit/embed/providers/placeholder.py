@@ -24,7 +24,7 @@ Algorithm ``ngram-hash-1`` (:data:`ragit.embed.profile.PLACEHOLDER_VERSION`):
 Only IEEE-exact operations (+, *, /, sqrt, hypot) are used on floats, so a given
 text gives bit-identical vectors on every platform running the same Python
 (tokenization follows the Python's Unicode database). The word pattern, the stop
-words and the particles are :mod:`ragit.text`'s (``scripts.SCRIPT_WORD``,
+words and the particles are :mod:`ragit.text`'s (``ngram.ngram_words``, ``scripts.SCRIPT_WORD``,
 ``english.STOP_WORDS``, ``korean.STOP_WORDS`` and ``korean.PARTICLES``). Changing
 anything above, there included, must change ``PLACEHOLDER_VERSION``.
 """
@@ -34,16 +34,13 @@ from __future__ import annotations
 import hashlib
 import math
 from array import array
-from collections import Counter
+from collections.abc import Mapping
 
 from ragit.embed.base import Embedder, ProviderOptions, Vector
 from ragit.embed.profile import PLACEHOLDER_VERSION, EmbeddingProfile
-from ragit.text import english, korean
 from ragit.text.korean import strip_particle
-from ragit.text.normalize import fold
-from ragit.text.scripts import ASCII_WORD, HANGUL_CHAR, SCRIPT_WORD, SYLLABIC_CHAR
-
-_STOP = english.STOP_WORDS | korean.STOP_WORDS
+from ragit.text.ngram import ngram_words
+from ragit.text.scripts import HANGUL_CHAR, SYLLABIC_CHAR
 
 _WORD_WEIGHT = 1.0
 _NGRAM_WEIGHT = 2.0
@@ -90,18 +87,7 @@ class PlaceholderEmbedder(Embedder):
 
     def _counts(self, text: str) -> dict[str, int]:
         """Term frequencies of the text's words in first-seen order, stop words dropped."""
-        lowered = fold(text)
-        # On ASCII text (NFKC leaves it as it is, lower() keeps it ASCII) SCRIPT_WORD
-        # matches exactly the ASCII_WORD runs, about twice as fast.
-        words = (ASCII_WORD if lowered.isascii() else SCRIPT_WORD).findall(lowered)
-        counts = Counter(words)
-        stops = _STOP.intersection(counts)
-        if stops and len(stops) < len(counts):
-            # Deleting keeps the first-seen order of the remaining words.
-            pop = counts.pop  # dict.pop: Counter's own __delitem__ is Python code
-            for word in stops:
-                pop(word)
-        return counts
+        return ngram_words(text)
 
     def _unit(self) -> Vector:
         unit = [0.0] * self._dims
@@ -110,7 +96,11 @@ class PlaceholderEmbedder(Embedder):
 
     def vector(self, text: str) -> Vector:
         """The placeholder vector of one text."""
-        counts = self._counts(text)
+        return self.vector_of_words(self._counts(text))
+
+    def vector_of_words(self, counts: Mapping[str, int]) -> Vector:
+        """The placeholder vector of a text whose :func:`~ragit.text.ngram.ngram_words` are
+        ``counts`` (a question analysed once gives them to the n-gram signal)."""
         if not counts:
             return self._unit()
         vec = [0.0] * self._dims
