@@ -16,10 +16,14 @@ import pytest
 
 from fixtures.build import build_fixture
 
-# Printed by an exit hook of the child process: every module it imported, and how many
-# click commands it built.
+# Printed by an exit hook of the child process: every module it imported beyond those the
+# interpreter had at start-up, and how many click commands it built. (What site and .pth
+# files import before any code runs is the environment's, not ragit's: coverage's
+# subprocess hook in `hatch test`'s environment imports json in every interpreter.)
 _PROBE = """
-import atexit, runpy, sys
+import sys
+startup = set(sys.modules)
+import atexit, runpy
 built = []
 def _count():
     import click
@@ -29,7 +33,7 @@ def _count():
         real(self, *a, **k)
     click.Command.__init__ = init
 def _report():
-    names = sorted(sys.modules)
+    names = sorted(set(sys.modules) - startup)
     import json
     sys.__stderr__.write("\\nMODULES " + json.dumps(names) + "\\n")
     sys.__stderr__.write("BUILT " + json.dumps(built) + "\\n")
