@@ -8,9 +8,17 @@ cache set their own per-test ``XDG_CACHE_HOME``.
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Iterator
 
 import pytest
+
+# A suite started in the background of a non-interactive shell (`cmd &`, nohup) inherits SIGINT
+# ignored, and so would every process it starts: a Python child then never installs its
+# KeyboardInterrupt handler, and the tests that interrupt a writer with SIGINT would wait for
+# an exit that cannot come. Restored here, every child starts with SIGINT's default.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 _IDENTITY = {
     "GIT_AUTHOR_NAME": "RAGit Test",
