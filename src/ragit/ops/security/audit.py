@@ -40,6 +40,7 @@ from ragit.ops.security.scan import (
     security_dir,
     stale_entries,
 )
+from ragit.store.backend import store_backend
 from ragit.workspace import Workspace
 
 SEVERITIES = ("critical", "warn", "info")
@@ -381,7 +382,7 @@ def run_audit(ws: Workspace, cfg: RagitConfig) -> dict[str, Any]:
     from ragit.security.masking import mask_json
 
     control, control_files = _audit_control_plane(ws)
-    if cfg.store.backend == "postgres":
+    if store_backend(cfg.store.backend).shared:
         store = _audit_shared(ws, cfg)
     else:
         store = _audit_store(ws) + _audit_stale(ws)
