@@ -73,14 +73,32 @@ class SnapshotSource(Protocol):
     def close(self) -> None: ...
 
 
+class SharedSnapshot(Protocol):
+    """One published snapshot on a server store, as a security audit reads it."""
+
+    @property
+    def commit_sha(self) -> str: ...
+    @property
+    def namespace_id(self) -> int: ...
+    @property
+    def manifest(self) -> bytes: ...
+    @property
+    def chunk_ids(self) -> tuple[str, ...]: ...
+
+
 class SharedSource(SnapshotSource, Protocol):
-    """A server store's source: what ingest, doctor and status ask of it beyond a read."""
+    """A server store's source: what ingest, doctor, status and audit ask of it beyond a
+    read."""
 
     def stored(
         self, namespace: str, chunk_ids: Iterable[str], sha: str | None = None
     ) -> set[str]: ...
     def unstored(self) -> dict[str, list[str]]: ...
     def health(self) -> dict[str, Any]: ...
+    def snapshots(self) -> Sequence[SharedSnapshot]: ...
+    def chunk_texts(
+        self, namespace_id: int, chunk_ids: Iterable[str]
+    ) -> dict[str, dict[str, str]]: ...
 
 
 class ZvecSource:
@@ -236,6 +254,27 @@ class PostgresSource:
         except SnapshotStoreUnavailable as exc:
             raise exc from None
         return found
+
+    def snapshots(self) -> Sequence[SharedSnapshot]:
+        """Every published snapshot of the repository with its manifest and chunk ids
+        (:meth:`ragit.store.postgres.read.PgReader.snapshots`; read-only).
+
+        Raises:
+            SnapshotStoreUnavailable: no server, refused, or the client missing.
+            StoreReadBusy: the connection was lost (retryable).
+        """
+        found: Sequence[SharedSnapshot] = self._pg(None).snapshots(self.repository)
+        return found
+
+    def chunk_texts(self, namespace_id: int, chunk_ids: Iterable[str]) -> dict[str, dict[str, str]]:
+        """Every stored string of ``chunk_ids`` in a namespace, by id: what a security audit
+        scans (:meth:`ragit.store.postgres.read.PgReader.chunk_texts`; read-only).
+
+        Raises:
+            StoreReadBusy: the connection was lost (retryable).
+        """
+        texts: dict[str, dict[str, str]] = self._pg(None).chunk_texts(namespace_id, chunk_ids)
+        return texts
 
     def health(self) -> dict[str, Any]:
         """The shared store's facts for ``doctor`` and ``status``: the server (no user, no
