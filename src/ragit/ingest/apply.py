@@ -30,6 +30,7 @@ from ragit.snapshot.manifest import (
     Manifest,
     manifest_exists,
 )
+from ragit.store.backend import SharedSource
 from ragit.workspace import Workspace
 
 PRECHECK_MIN_ROWS = 64
@@ -61,7 +62,7 @@ def _run(
     progress: Progress,
     t_start: float,
     planned_on: str | None,
-    server: Any,
+    server: SharedSource | None,
 ) -> dict[str, Any]:
     from ragit import _faults as faults
     from ragit.embed import build_embedder
@@ -74,7 +75,7 @@ def _run(
     manifest = build_manifest(plan, git, embedder.profile)
     _check_store_profile(ws, embedder.profile.as_dict(), plan, dry_run=req.dry_run)
     noop = plan.existing_target is not None and same_docs(plan.existing_target, manifest)
-    if noop and cfg.store.backend == "postgres" and not served_unchanged(server, manifest):
+    if noop and server is not None and not served_unchanged(server, manifest):
         # The local manifest's snapshot is not (or no longer) on the server, or the server's
         # row is damaged: publishing again is the recovery doctor names.
         noop = False
@@ -103,7 +104,7 @@ def _run(
         data["timings"]["totalMs"] = int((time.monotonic() - t_start) * 1000)
         return data
     if noop:
-        if cfg.store.backend == "postgres":
+        if server is not None:  # a shared backend
             finish_graph(ws, cfg, embedder.profile.as_dict(), plan.target)
         if _residue_left(ws):
             # The snapshot is unchanged, but a crashed writer may have committed this very
@@ -117,7 +118,7 @@ def _run(
         again = plan_ingest(ws, cfg, req, progress, server=server)
         return again, build_manifest(again, git, embedder.profile)
 
-    if cfg.store.backend == "postgres":
+    if server is not None:  # a shared backend
         # Planning's connection is not held while the chunks are embedded (a plan made again
         # under the lock reconnects); the writer has its own.
         server.close()

@@ -15,22 +15,23 @@ from ragit.ingest.assemble import embed_rows, new_rows, same_docs
 from ragit.ingest.plan import IngestPlan, Progress
 from ragit.snapshot._git import GitRepo
 from ragit.snapshot.manifest import Manifest
+from ragit.store.backend import SharedSource, store_backend
 from ragit.workspace import Workspace
 
 
-def server_source(ws: Workspace, cfg: RagitConfig) -> Any:
-    """With ``store.backend = "postgres"``: the shared store's snapshots, where planning finds
-    a base the clone has no manifest file of (nothing connects before the first call)."""
-    if cfg.store.backend != "postgres":
+def server_source(ws: Workspace, cfg: RagitConfig) -> SharedSource | None:
+    """With a shared backend (``store.backend = "postgres"``): the shared store's snapshots,
+    where planning finds a base the clone has no manifest file of (nothing connects before
+    the first call); None for the embedded store."""
+    backend = store_backend(cfg.store.backend)
+    if not backend.shared:
         return None
-    from ragit.store.backend import open_source
-
     head = GitRepo(ws.root).head().sha
-    return open_source(ws, "postgres", _repository(ws, cfg, head or ""))
+    return backend.server(ws, _repository(ws, cfg, head or ""))
 
 
 def count_missing_shared(
-    server: Any,
+    server: SharedSource,
     plan: IngestPlan,
     manifest: Manifest,
     profile: dict[str, Any],
@@ -53,8 +54,8 @@ def count_missing_shared(
     return plan, sum(1 for chunk_id in rows if chunk_id not in present)
 
 
-def served_unchanged(server: Any, manifest: Manifest) -> bool:
-    """Whether the shared store (``server``, a ``PostgresSource``) holds a snapshot of the
+def served_unchanged(server: SharedSource, manifest: Manifest) -> bool:
+    """Whether the shared store (``server``) holds a snapshot of the
     manifest's commit for this repository whose manifest is valid and has the same documents.
 
     Raises:
@@ -101,7 +102,7 @@ def finish_graph(ws: Workspace, cfg: RagitConfig, profile: dict[str, Any], sha: 
 
     try:
         with open_writer(
-            "postgres",
+            store_backend(cfg.store.backend),
             repository=_repository(ws, cfg, sha),
             namespace=str(profile["namespaceId"]),
             dimensions=int(profile["dimensions"]),
@@ -143,7 +144,7 @@ def apply_shared(
     try:
         # Connect first: an unreachable server fails the ingest before anything local moves.
         writer = open_writer(
-            "postgres",
+            store_backend(cfg.store.backend),
             repository=_repository(ws, cfg, plan.target),
             namespace=str(profile["namespaceId"]),
             dimensions=int(profile["dimensions"]),

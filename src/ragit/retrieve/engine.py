@@ -42,7 +42,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from operator import mul
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragit.retrieve.candidates import Rescorer
 from ragit.retrieve.candidates import Scored as _Scored
@@ -73,6 +73,9 @@ from ragit.snapshot.manifest import Manifest
 from ragit.text.morphemes import held_prefixes
 from ragit.text.question import Question
 from ragit.text.terms import query_terms
+
+if TYPE_CHECKING:
+    from ragit.store.backend import SnapshotStore
 
 # retrieval.alpha measured for the offline n-gram embedding (local-placeholder).
 NGRAM_ALPHA = 0.3
@@ -119,7 +122,7 @@ def _cosine(a: list[float], b: list[float], na: float | None = None) -> float:
 def retrieve_durable(
     manifest: Manifest,
     snapshot_sha: str,
-    reader: Any,
+    reader: SnapshotStore,
     question: Question,
     question_vector: list[float] | None,
     *,
@@ -221,7 +224,7 @@ FIELDS = ("en", "cjk", "ko")
 def _keyword_nominees(
     manifest: Manifest,
     snapshot_sha: str,
-    reader: Any,
+    reader: SnapshotStore,
     question: Question,
     allowed: frozenset[str],
     nominate: int,
@@ -259,7 +262,11 @@ def _keyword_nominees(
 
 
 def _vector_nominees(
-    reader: Any, question_vector: list[float], allowed: frozenset[str], nominate: int, size: int
+    reader: SnapshotStore,
+    question_vector: list[float],
+    allowed: frozenset[str],
+    nominate: int,
+    size: int,
 ) -> dict[str, float]:
     """Decides which chunks the vector index nominates: the ``nominate`` nearest of the
     snapshot (the exact index is searched store-wide with a growing ``k``), with their
@@ -338,7 +345,7 @@ class _VectorEvidence:
 
 
 def _vector_evidence(
-    reader: Any,
+    reader: SnapshotStore,
     question_vector: list[float],
     vec_hits: dict[str, float],
     candidates: set[str],
@@ -365,7 +372,7 @@ def _vector_evidence(
 
 
 def _ngram_evidence(
-    reader: Any, question: Question, candidates: set[str], ngram_share: float
+    reader: SnapshotStore, question: Question, candidates: set[str], ngram_share: float
 ) -> tuple[dict[str, Any], dict[str, float]]:
     """Decides each candidate's n-gram similarity where the n-gram signal has a share (the CJK
     part of a question an English-only model cannot read): it reads every candidate's stored
@@ -419,7 +426,7 @@ def _score_candidates(
 
 
 def _fetch_needed(
-    reader: Any, snapshot_sha: str, needed: list[_Scored], stored: dict[str, Any]
+    reader: SnapshotStore, snapshot_sha: str, needed: list[_Scored], stored: dict[str, Any]
 ) -> None:
     """Decides nothing about rank: adds to ``stored`` the text of the ``needed`` chunks not
     yet fetched.

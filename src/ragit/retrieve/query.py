@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ragit.contract.errors import RagitError
 from ragit.contract.inputs import positive_int, required_text
@@ -19,6 +19,9 @@ from ragit.retrieve.views import Redactor, project_hit, project_passage
 from ragit.text.question import Question, analyze
 from ragit.text.tokens import token_estimate
 from ragit.workspace import Workspace
+
+if TYPE_CHECKING:
+    from ragit.store.backend import SnapshotSource, SnapshotStore, StoreBackend
 
 CLI_MAX_TOP_K = 200
 CLI_MAX_BUDGET = 200_000
@@ -89,7 +92,7 @@ class Engine:
     def __init__(self, ws: Workspace, *, mode: Literal["cli", "mcp"] = "cli") -> None:
         self.ws = ws
         self.mode = mode
-        self._source: Any = None
+        self._source: SnapshotSource | None = None
         self._source_key: tuple[str, str] | None = None
         self._embedder: Any = None
         self._embedder_key: str | None = None
@@ -111,19 +114,21 @@ class Engine:
             self._rerank = SemanticRerank(name)
         return self._rerank
 
-    def source(self, backend: str = "zvec", repository: str = "") -> Any:
-        """The open snapshot source of ``backend`` (reopened when the configuration names
-        another backend or repository)."""
-        from ragit.store.backend import open_source
+    def source(self, backend: StoreBackend | None = None, repository: str = "") -> SnapshotSource:
+        """The open snapshot source of ``backend`` (None: the embedded store), reopened when
+        the configuration names another backend or, for a shared one, another repository."""
+        from ragit.store.backend import store_backend
 
-        key = (backend, repository if backend != "zvec" else "")
-        if self._source is None or self._source_key != key:
+        chosen = backend if backend is not None else store_backend()
+        key = (chosen.name, repository if chosen.shared else "")
+        source = self._source
+        if source is None or self._source_key != key:
             self.close()
-            self._source = open_source(self.ws, backend, repository)
+            source = self._source = chosen.source(self.ws, repository)
             self._source_key = key
-        return self._source
+        return source
 
-    def reader(self, resolved_sha: str) -> Any:
+    def reader(self, resolved_sha: str) -> SnapshotStore:
         """The snapshot of ``resolved_sha`` as the retrieval engine reads it (zvec: the open
         reader copy of the latest published generation).
 
@@ -197,6 +202,7 @@ def retrieve_hits(
     from ragit.config import load_config
     from ragit.snapshot._git import GitRepo
     from ragit.snapshot.selection import dirty_warning, select_snapshot
+    from ragit.store.backend import store_backend
 
     git = GitRepo(ws.root)
     try:
@@ -205,10 +211,11 @@ def retrieve_hits(
         configured = None  # reported below, after selection, as without a backend choice
     if wait_s is None:
         wait_s = configured.retrieval.wait_for_ingest if configured is not None else 0.0
-    if configured is not None and configured.store.backend != "zvec":
+    backend = store_backend() if configured is None else store_backend(configured.store.backend)
+    if configured is not None and backend.shared:
         from ragit.snapshot.repository import store_repository
 
-        source = engine.source(configured.store.backend, store_repository(ws, configured, git))
+        source = engine.source(backend, store_repository(ws, configured, git))
         selection = select_snapshot(ws, git, at, source, wait_s=wait_s)
     else:
         # The embedded store's manifests are the files selection reads (and caches) itself.

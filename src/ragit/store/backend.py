@@ -10,6 +10,11 @@
   what another machine published. Its modules (and psycopg) are imported only when this
   backend is chosen.
 
+:func:`store_backend` is the one place a backend name becomes a :class:`StoreBackend`: the
+layers above ask it for capabilities (``shared``: a server store) and sources, never compare
+names. Adding a backend is a class here (and its writer in :mod:`ragit.store.backend_write`)
+plus one entry of :data:`_REGISTRY`.
+
 A :class:`SnapshotSource` answers the questions a read asks, in the order it asks them:
 which commits are indexed (the candidates of snapshot selection), the manifest of one
 commit, and that commit's chunks as the store the retrieval engine ranks
@@ -26,7 +31,6 @@ from typing import Any, Protocol
 from ragit.contract.errors import CorruptError, RagitError, SnapshotStoreUnavailable
 from ragit.workspace import Workspace
 
-BACKENDS = ("zvec", "postgres")
 _SHA40 = re.compile(r"[0-9a-f]{40}")
 
 
@@ -67,6 +71,34 @@ class SnapshotSource(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+class SharedSnapshot(Protocol):
+    """One published snapshot on a server store, as a security audit reads it."""
+
+    @property
+    def commit_sha(self) -> str: ...
+    @property
+    def namespace_id(self) -> int: ...
+    @property
+    def manifest(self) -> bytes: ...
+    @property
+    def chunk_ids(self) -> tuple[str, ...]: ...
+
+
+class SharedSource(SnapshotSource, Protocol):
+    """A server store's source: what ingest, doctor, status and audit ask of it beyond a
+    read."""
+
+    def stored(
+        self, namespace: str, chunk_ids: Iterable[str], sha: str | None = None
+    ) -> set[str]: ...
+    def unstored(self) -> dict[str, list[str]]: ...
+    def health(self) -> dict[str, Any]: ...
+    def snapshots(self) -> Sequence[SharedSnapshot]: ...
+    def chunk_texts(
+        self, namespace_id: int, chunk_ids: Iterable[str]
+    ) -> dict[str, dict[str, str]]: ...
 
 
 class ZvecSource:
@@ -223,6 +255,27 @@ class PostgresSource:
             raise exc from None
         return found
 
+    def snapshots(self) -> Sequence[SharedSnapshot]:
+        """Every published snapshot of the repository with its manifest and chunk ids
+        (:meth:`ragit.store.postgres.read.PgReader.snapshots`; read-only).
+
+        Raises:
+            SnapshotStoreUnavailable: no server, refused, or the client missing.
+            StoreReadBusy: the connection was lost (retryable).
+        """
+        found: Sequence[SharedSnapshot] = self._pg(None).snapshots(self.repository)
+        return found
+
+    def chunk_texts(self, namespace_id: int, chunk_ids: Iterable[str]) -> dict[str, dict[str, str]]:
+        """Every stored string of ``chunk_ids`` in a namespace, by id: what a security audit
+        scans (:meth:`ragit.store.postgres.read.PgReader.chunk_texts`; read-only).
+
+        Raises:
+            StoreReadBusy: the connection was lost (retryable).
+        """
+        texts: dict[str, dict[str, str]] = self._pg(None).chunk_texts(namespace_id, chunk_ids)
+        return texts
+
     def health(self) -> dict[str, Any]:
         """The shared store's facts for ``doctor`` and ``status``: the server (no user, no
         password), schema and pgvector versions, each namespace's index state and the
@@ -268,19 +321,79 @@ class PostgresSource:
             self._reader = None
 
 
-def open_source(ws: Workspace, backend: str = "zvec", repository: str | None = None) -> Any:
-    """The :class:`SnapshotSource` of ``backend`` (nothing is opened before the first call).
+class StoreBackend(Protocol):
+    """One storage backend, as the layers above the store see it (:func:`store_backend`)."""
+
+    @property
+    def name(self) -> str:
+        """The ``store.backend`` value that chooses it."""
+        ...
+
+    @property
+    def shared(self) -> bool:
+        """A server store: snapshots and their manifests live on the server (no local store
+        directory, no reader copies); ingest, doctor, status, repair, audit and purge take
+        their shared-store paths."""
+        ...
+
+    def source(self, ws: Workspace, repository: str = "") -> SnapshotSource:
+        """Where a read finds snapshots (nothing is opened before the first call)."""
+        ...
+
+    def server(self, ws: Workspace, repository: str) -> SharedSource:
+        """A shared backend's source for ``repository``, with what ingest, doctor and status
+        ask beyond a read (only when :attr:`shared`).
+
+        Raises:
+            InputInvalid: a local store (it has no server).
+        """
+        ...
+
+
+class ZvecBackend:
+    """The embedded store under ``.ragit/store`` (the default)."""
+
+    name = "zvec"
+    shared = False
+
+    def source(self, ws: Workspace, repository: str = "") -> SnapshotSource:
+        return ZvecSource(ws)
+
+    def server(self, ws: Workspace, repository: str) -> SharedSource:
+        from ragit.contract.errors import InputInvalid
+
+        raise InputInvalid("store.backend", "the embedded store has no server")
+
+
+class PostgresBackend:
+    """The shared store on PostgreSQL (docs/team.md); psycopg is imported on first use."""
+
+    name = "postgres"
+    shared = True
+
+    def source(self, ws: Workspace, repository: str = "") -> SnapshotSource:
+        return PostgresSource(repository)
+
+    def server(self, ws: Workspace, repository: str) -> SharedSource:
+        return PostgresSource(repository)
+
+
+_REGISTRY: dict[str, StoreBackend] = {"zvec": ZvecBackend(), "postgres": PostgresBackend()}
+BACKENDS = tuple(_REGISTRY)
+
+
+def store_backend(name: str = "zvec") -> StoreBackend:
+    """The backend ``store.backend`` names (the configuration's one choice of backend).
 
     Raises:
         InputInvalid: an unknown backend.
     """
-    if backend == "zvec":
-        return ZvecSource(ws)
-    if backend == "postgres":
-        return PostgresSource(repository or "")
-    from ragit.contract.errors import InputInvalid
+    found = _REGISTRY.get(name)
+    if found is None:
+        from ragit.contract.errors import InputInvalid
 
-    raise InputInvalid("store.backend", f"must be one of {', '.join(BACKENDS)}")
+        raise InputInvalid("store.backend", f"must be one of {', '.join(BACKENDS)}")
+    return found
 
 
 def masked(text: str) -> str:

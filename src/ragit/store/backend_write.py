@@ -14,9 +14,10 @@ publication) stays in :mod:`ragit.ingest.apply`, where its crash-recovery machin
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol
 
+from ragit.store.backend import StoreBackend
 from ragit.store.rows import ChunkRow
 
 # Rows per write transaction: each commits on its own, so an interrupted ingest keeps the
@@ -87,8 +88,20 @@ class PostgresWriter:
         self.close()
 
 
+def _open_postgres(repository: str, namespace: str, dimensions: int) -> SnapshotWriter:
+    from ragit.store.postgres import client_required
+
+    with client_required():
+        from ragit.store.postgres.write import PgWriter
+    return PostgresWriter(PgWriter.open(repository, namespace, dimensions))
+
+
+# The writer of each shared backend, by name (zvec's write path is the ingest's own).
+_WRITERS: dict[str, Callable[[str, str, int], SnapshotWriter]] = {"postgres": _open_postgres}
+
+
 def open_writer(
-    backend: str, *, repository: str, namespace: str, dimensions: int
+    backend: StoreBackend, *, repository: str, namespace: str, dimensions: int
 ) -> SnapshotWriter:
     """The writer of ``backend`` for one repository and embedding namespace.
 
@@ -96,12 +109,9 @@ def open_writer(
         SnapshotStoreUnavailable: no server, refused, an old schema, or the client missing.
         InputInvalid: ``backend`` has no writer here (zvec's is the ingest's own).
     """
-    if backend != "postgres":
+    opener = _WRITERS.get(backend.name)
+    if opener is None:
         from ragit.contract.errors import InputInvalid
 
-        raise InputInvalid("store.backend", f"no snapshot writer for {backend!r} here")
-    from ragit.store.postgres import client_required
-
-    with client_required():
-        from ragit.store.postgres.write import PgWriter
-    return PostgresWriter(PgWriter.open(repository, namespace, dimensions))
+        raise InputInvalid("store.backend", f"no snapshot writer for {backend.name!r} here")
+    return opener(repository, namespace, dimensions)

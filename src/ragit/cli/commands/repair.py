@@ -92,11 +92,12 @@ def run_migrate_embeddings(inv: Invocation) -> Outcome:
     """Handler for `ragit migrate embeddings`."""
     from ragit.embed import resolve_profile
     from ragit.ops.maintenance.rebuild import plan_rebuild, rebuild_store
+    from ragit.store.backend import store_backend
     from ragit.store.meta import read_meta
 
     ws = inv.workspace()
     cfg = inv.config()
-    if cfg.store.backend == "postgres":
+    if store_backend(cfg.store.backend).shared:
         from ragit.ops.maintenance.migrate_shared import migrate_shared
 
         shared, notes = migrate_shared(ws, cfg, dry_run=inv.dry_run, progress=inv.progress)

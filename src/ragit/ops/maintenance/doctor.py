@@ -20,6 +20,7 @@ from ragit.contract.errors import (
     RagitError,
 )
 from ragit.ops.maintenance.doctor_shared import shared_store_checks
+from ragit.store.backend import store_backend
 from ragit.workspace import GITIGNORE_ENTRIES, Workspace
 
 REBUILD = "ragit repair --apply --action store-rebuild"
@@ -55,7 +56,7 @@ class _Doctor:
 
     def shared(self) -> Any:
         """The shared store, reached once (``store.backend = "postgres"``), else None."""
-        if self.cfg is None or self.cfg.store.backend != "postgres":
+        if self.cfg is None or not store_backend(self.cfg.store.backend).shared:
             return None
         if self._shared is None:
             from ragit.ops.status.report import SharedStore
@@ -454,7 +455,7 @@ def run_doctor(ws: Workspace) -> tuple[dict[str, Any], RagitError | None]:
             doc.config()
         doc.run("snapshot.manifests", doc.manifests_check)
         doc.run("snapshot.head", doc.head)
-        if doc.cfg is not None and doc.cfg.store.backend == "postgres":
+        if doc.cfg is not None and store_backend(doc.cfg.store.backend).shared:
             doc.run("store.connection", doc.shared_store)
         else:
             doc.run("store.meta", doc.store)

@@ -193,6 +193,7 @@ def _apply(
     from ragit import _faults as faults
     from ragit.embed import build_embedder
     from ragit.ops.maintenance.rebuild import _embedded_batches, _regenerate
+    from ragit.store.backend import store_backend
     from ragit.store.backend_write import open_writer
     from ragit.store.lock import WriterLock
 
@@ -200,7 +201,7 @@ def _apply(
     # Connect as a writer first: a role that cannot write fails before anything is
     # embedded or any local file moves.
     writer = open_writer(
-        "postgres",
+        store_backend(cfg.store.backend),
         repository=plan.repository,
         namespace=str(target["namespaceId"]),
         dimensions=int(target["dimensions"]),

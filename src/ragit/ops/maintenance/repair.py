@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any
 
 from ragit.config import RagitConfig
 from ragit.contract.errors import RagitError
+from ragit.store.backend import store_backend
 from ragit.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -464,7 +465,7 @@ def _execute(
                     *result.get("warnings", []),
                 ]
             raise
-    elif kind == "store-rebuild" and cfg.store.backend == "postgres":
+    elif kind == "store-rebuild" and store_backend(cfg.store.backend).shared:
         from ragit.ops.maintenance.repair_shared import repair_store
 
         return repair_store(ws, cfg, progress)

@@ -123,7 +123,7 @@ def repair_store(ws: Workspace, cfg: RagitConfig, progress: Progress) -> list[st
             warnings.extend(_restore_chunks(ws, cfg, repository, profile, ours, wanted, progress))
         for name, graph in sorted(problems.graphs.items()):
             progress(f"store: building the HNSW graph of {name}")
-            _build_graph(repository, name, int(graph["dimensions"]))
+            _build_graph(cfg, repository, name, int(graph["dimensions"]))
     return warnings
 
 
@@ -139,6 +139,7 @@ def _restore_chunks(
     """Regenerate ``wanted`` from the manifests' blobs, embed and write them."""
     from ragit.embed import build_embedder
     from ragit.ops.maintenance.rebuild import _embedded_batches, _regenerate
+    from ragit.store.backend import store_backend
     from ragit.store.backend_write import open_writer
 
     rows, problems, _expected = _regenerate(ws, cfg, manifests, progress)
@@ -157,7 +158,7 @@ def _restore_chunks(
     embedder = build_embedder(ws.root, cfg.embedding, cfg.security, mode="cli")
     try:
         with open_writer(
-            "postgres",
+            store_backend(cfg.store.backend),
             repository=repository,
             namespace=str(profile["namespaceId"]),
             dimensions=int(profile["dimensions"]),
@@ -174,10 +175,14 @@ def _restore_chunks(
     return warnings
 
 
-def _build_graph(repository: str, namespace: str, dimensions: int) -> None:
+def _build_graph(cfg: RagitConfig, repository: str, namespace: str, dimensions: int) -> None:
+    from ragit.store.backend import store_backend
     from ragit.store.backend_write import open_writer
 
     with open_writer(
-        "postgres", repository=repository, namespace=namespace, dimensions=dimensions
+        store_backend(cfg.store.backend),
+        repository=repository,
+        namespace=namespace,
+        dimensions=dimensions,
     ) as writer:
         writer.build_index()

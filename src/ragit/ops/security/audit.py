@@ -40,6 +40,7 @@ from ragit.ops.security.scan import (
     security_dir,
     stale_entries,
 )
+from ragit.store.backend import SharedSource, store_backend
 from ragit.workspace import Workspace
 
 SEVERITIES = ("critical", "warn", "info")
@@ -173,21 +174,23 @@ def _audit_shared(ws: Workspace, cfg: RagitConfig) -> list[dict[str, str]]:
     server does not hold again."""
     from ragit.snapshot.manifest import parse_manifest
     from ragit.snapshot.repository import store_repository
-    from ragit.store.postgres import client_required
 
-    where = "postgres"
+    backend = store_backend(cfg.store.backend)
+    where = backend.name
+    reader: SharedSource | None = None
+    failure: str | None = None
     try:
         repository = store_repository(ws, cfg)
-        where = f"postgres:{repository}"
-        with client_required():
-            from ragit.store.postgres.read import PgReader
-
-        reader = PgReader.open()
+        where = f"{backend.name}:{repository}"
+        reader = backend.server(ws, repository)
+        snapshots = reader.snapshots()  # connects: a store it cannot reach is not scanned
     except StoreClientMissing as exc:
-        reader, failure = None, exc.message
+        failure = exc.message
     except RagitError as exc:
-        reader, failure = None, exc.code
-    if reader is None:
+        failure = exc.code
+    if failure is not None:
+        if reader is not None:
+            reader.close()
         return [
             _finding(
                 "info",
@@ -198,9 +201,9 @@ def _audit_shared(ws: Workspace, cfg: RagitConfig) -> list[dict[str, str]]:
                 "ragit doctor",
             )
         ]
+    assert reader is not None
     findings: list[dict[str, str]] = []
     try:
-        snapshots = reader.snapshots(repository)
         owners: dict[str, set[str]] = {}
         cited: dict[int, set[str]] = {}
         for snap in snapshots:
@@ -381,7 +384,7 @@ def run_audit(ws: Workspace, cfg: RagitConfig) -> dict[str, Any]:
     from ragit.security.masking import mask_json
 
     control, control_files = _audit_control_plane(ws)
-    if cfg.store.backend == "postgres":
+    if store_backend(cfg.store.backend).shared:
         store = _audit_shared(ws, cfg)
     else:
         store = _audit_store(ws) + _audit_stale(ws)

@@ -64,6 +64,7 @@ from ragit.ops.security.scan import (
     security_dir,
     stale_entries,
 )
+from ragit.store.backend import store_backend
 from ragit.workspace import Workspace
 
 TARGETS = ("control-plane", "store", "cache", "quarantine", "all")
@@ -152,7 +153,7 @@ def plan_purge(
                 warnings.append(warning)
             elif directory is not None and directory.exists():
                 planned.append({"target": part, "action": "delete", "path": _shown(ws, directory)})
-        elif part == "store" and cfg.store.backend == "postgres":
+        elif part == "store" and store_backend(cfg.store.backend).shared:
             if shared is None:
                 raise SnapshotStoreUnavailable(None, "the shared store was not connected")
             store_plan = plan_shared(ws, cfg, shared, progress)
@@ -331,7 +332,7 @@ def run_purge(
         # Without init, .ragit/ is not git-ignored: the lock file alone would dirty the worktree.
         raise NotInitialized(str(ws.root))
     shared: Shared | None = None
-    if "store" in _targets(target) and cfg.store.backend == "postgres":
+    if "store" in _targets(target) and store_backend(cfg.store.backend).shared:
         # Connected first: no server, or a role that may not delete, fails the purge before
         # anything local or on the server changes.
         shared = open_shared(ws, cfg, apply=not dry_run)

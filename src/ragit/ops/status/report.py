@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragit import _json
 from ragit.contract.errors import (
@@ -23,7 +23,11 @@ from ragit.ops.status.worktree import dirty_candidates, worktree_changes
 from ragit.snapshot._git import GitRepo
 from ragit.snapshot.manifest import list_manifest_shas, load_manifest, parse_manifest
 from ragit.snapshot.selection import ingest_running, nearest_indexed_ancestor
+from ragit.store.backend import SharedSource, store_backend
 from ragit.workspace import Workspace
+
+if TYPE_CHECKING:
+    from ragit.config import RagitConfig
 
 
 class SharedStore:
@@ -34,18 +38,17 @@ class SharedStore:
 
     name = "postgres"
 
-    def __init__(self, ws: Workspace, cfg: Any) -> None:
+    def __init__(self, ws: Workspace, cfg: RagitConfig) -> None:
         from ragit.snapshot.repository import store_repository
-        from ragit.store.backend import open_source
 
         self.ws = ws
         self.repository: str | None = None  # None: unknown (a shallow clone, unnamed)
         self.facts: dict[str, Any] | None = None
         self.error: RagitError | None = None
-        self._source: Any = None
+        self._source: SharedSource | None = None
         try:
             self.repository = store_repository(ws, cfg)
-            self._source = open_source(ws, "postgres", self.repository)
+            self._source = store_backend(cfg.store.backend).server(ws, self.repository)
             self.facts = self._source.health()
         except RagitError as exc:
             self.error = exc
@@ -78,8 +81,8 @@ class SharedStore:
     def manifest(self, sha: str) -> bytes | None:
         if sha not in self.indexed_shas():
             return None
-        raw: bytes | None = self._source.manifest(sha)
-        return raw
+        assert self._source is not None  # readable: reached
+        return self._source.manifest(sha)
 
     def require(self, sha: str | None = None) -> dict[str, Any]:
         """The facts, or the typed error reaching the store (naming ``sha``).
@@ -106,8 +109,8 @@ class SharedStore:
         commit (only while the store is readable: :attr:`readable`)."""
         if not self.readable:
             return {}
-        found: dict[str, list[str]] = self._source.unstored()
-        return found
+        assert self._source is not None  # readable: reached
+        return self._source.unstored()
 
     def block(self, head_sha: str | None) -> dict[str, Any]:
         """The ``store`` object of ``status`` for the shared store."""
@@ -144,7 +147,7 @@ def open_shared(ws: Workspace) -> SharedStore | None:
         cfg = load_config(ws)
     except RagitError:
         return None
-    if cfg.store.backend != "postgres":
+    if not store_backend(cfg.store.backend).shared:
         return None
     return SharedStore(ws, cfg)
 
@@ -323,7 +326,7 @@ def repository_status(ws: Workspace, shared: SharedStore | None = None) -> dict[
         config_block.update(valid=False, errorCode=exc.code, reason=exc.message)
     # The shared store answers for snapshots and the store; the local store is not needed.
     owned = None
-    if shared is None and cfg is not None and cfg.store.backend == "postgres":
+    if shared is None and cfg is not None and store_backend(cfg.store.backend).shared:
         shared = owned = SharedStore(ws, cfg)
     try:
         return _repository_status(ws, git, head, dirty, cfg, config_block, shared)
