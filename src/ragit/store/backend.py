@@ -25,7 +25,7 @@ commit, and that commit's chunks as the store the retrieval engine ranks
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 from ragit.contract.errors import CorruptError, RagitError, SnapshotStoreUnavailable
@@ -74,16 +74,72 @@ class SnapshotSource(Protocol):
 
 
 class SharedSnapshot(Protocol):
-    """One published snapshot on a server store, as a security audit reads it."""
+    """One published snapshot on a server store, as a security audit, a purge and a
+    migration of embeddings read it."""
+
+    @property
+    def snapshot_id(self) -> int:
+        """The publication's id (republishing the commit gives it a new one)."""
+        ...
 
     @property
     def commit_sha(self) -> str: ...
     @property
+    def namespace(self) -> str: ...
+    @property
     def namespace_id(self) -> int: ...
+    @property
+    def dimensions(self) -> int: ...
     @property
     def manifest(self) -> bytes: ...
     @property
     def chunk_ids(self) -> tuple[str, ...]: ...
+    @property
+    def embedding(self) -> dict[str, Any]:
+        """The embedding profile the snapshot's vectors are in (a fresh dict)."""
+        ...
+
+
+class PublishedSnapshot(Protocol):
+    """A published snapshot's listing row, without its manifest."""
+
+    @property
+    def commit_sha(self) -> str: ...
+
+
+class SharedReader(Protocol):
+    """A read-only connection to a server store (:meth:`StoreBackend.open_reader`): what a
+    migration of embeddings and a security purge read, each call one read-only transaction."""
+
+    def published(self, repository_id: str) -> Sequence[PublishedSnapshot]:
+        """The repository's published snapshots, oldest publication first."""
+        ...
+
+    def snapshot(self, repository_id: str, commit_sha: str) -> SharedSnapshot | None:
+        """The commit's published snapshot (None: not published)."""
+        ...
+
+    def snapshots(self, repository_id: str) -> Sequence[SharedSnapshot]:
+        """Every published snapshot of the repository, with its manifest and chunk ids."""
+        ...
+
+    def stored(self, namespace: str, chunk_ids: Iterable[str]) -> set[str]:
+        """The ids of ``chunk_ids`` the server stores in ``namespace``."""
+        ...
+
+    def chunk_texts(
+        self, namespace_id: int, chunk_ids: Iterable[str]
+    ) -> dict[str, dict[str, str]]: ...
+
+    def orphan_chunks(self, snapshot_ids: Sequence[int]) -> dict[int, list[str]]:
+        """The chunks, by namespace id, that deleting these snapshots leaves unused."""
+        ...
+
+    def cited_elsewhere(self, repository_id: str, chunks: Mapping[int, Iterable[str]]) -> int:
+        """How many of ``chunks`` snapshots of other repositories cite."""
+        ...
+
+    def close(self) -> None: ...
 
 
 class SharedSource(SnapshotSource, Protocol):
@@ -349,6 +405,17 @@ class StoreBackend(Protocol):
         """
         ...
 
+    def open_reader(self) -> SharedReader:
+        """A shared backend's read-only connection, opened (and its schema checked) now:
+        what a migration of embeddings and a security purge read (only when :attr:`shared`;
+        the writes they make are :mod:`ragit.store.backend_write`'s).
+
+        Raises:
+            SnapshotStoreUnavailable: no server, refused, another schema, the client missing.
+            InputInvalid: a local store (it has no server).
+        """
+        ...
+
 
 class ZvecBackend:
     """The embedded store under ``.ragit/store`` (the default)."""
@@ -360,6 +427,11 @@ class ZvecBackend:
         return ZvecSource(ws)
 
     def server(self, ws: Workspace, repository: str) -> SharedSource:
+        from ragit.contract.errors import InputInvalid
+
+        raise InputInvalid("store.backend", "the embedded store has no server")
+
+    def open_reader(self) -> SharedReader:
         from ragit.contract.errors import InputInvalid
 
         raise InputInvalid("store.backend", "the embedded store has no server")
@@ -376,6 +448,14 @@ class PostgresBackend:
 
     def server(self, ws: Workspace, repository: str) -> SharedSource:
         return PostgresSource(repository)
+
+    def open_reader(self) -> SharedReader:
+        from ragit.store.postgres import client_required
+
+        with client_required():
+            from ragit.store.postgres.read import PgReader
+        reader: SharedReader = PgReader.open()
+        return reader
 
 
 _REGISTRY: dict[str, StoreBackend] = {"zvec": ZvecBackend(), "postgres": PostgresBackend()}

@@ -8,8 +8,8 @@ profile is therefore, for each of its snapshots in another namespace (oldest pub
 first): read the documents whose chunks the target namespace lacks back from git objects,
 masked and chunked exactly as ingest did (:func:`ragit.ops.maintenance.rebuild._regenerate`), embed
 only those chunks, write them in batches, then republish the commit with the same manifest
-bytes in the target namespace — one transaction (:meth:`PgWriter.publish
-<ragit.store.postgres.write.PgWriter.publish>`): a reader sees the old binding or the new
+bytes in the target namespace — one transaction (:meth:`SnapshotWriter.publish
+<ragit.store.backend_write.SnapshotWriter.publish>`): a reader sees the old binding or the new
 one, never a mix, and a killed migration leaves every snapshot answering; running it again
 continues where it stopped (chunks already written are not embedded again, snapshots
 already in the target are skipped).
@@ -29,11 +29,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragit.config import RagitConfig
 from ragit.contract.errors import RagitError
 from ragit.workspace import Workspace
+
+if TYPE_CHECKING:
+    from ragit.store.backend import SharedReader
 
 Progress = Callable[[str], None]
 
@@ -74,17 +77,15 @@ class SharedPlan:
         }
 
 
-def _open_reader() -> Any:
+def _open_reader(cfg: RagitConfig) -> SharedReader:
     """A read-only connection to the server the environment names.
 
     Raises:
         SnapshotStoreUnavailable: no server, refused, another schema, no client (masked).
     """
-    from ragit.store.postgres import client_required
+    from ragit.store.backend import store_backend
 
-    with client_required():
-        from ragit.store.postgres.read import PgReader
-    return PgReader.open()
+    return store_backend(cfg.store.backend).open_reader()
 
 
 def _parse(sha: str, raw: bytes) -> Any:
@@ -98,7 +99,7 @@ def _parse(sha: str, raw: bytes) -> Any:
     return parse_manifest(sha, raw, f"postgres:{sha}")
 
 
-def plan_shared(ws: Workspace, cfg: RagitConfig, reader: Any) -> SharedPlan:
+def plan_shared(ws: Workspace, cfg: RagitConfig, reader: SharedReader) -> SharedPlan:
     """Count this repository's server snapshots and find those outside the configured
     profile's namespace, over ``reader`` (read-only: writes nothing anywhere).
 
@@ -110,7 +111,6 @@ def plan_shared(ws: Workspace, cfg: RagitConfig, reader: Any) -> SharedPlan:
     """
     from ragit.embed import complete_profile, resolve_profile
     from ragit.snapshot.repository import store_repository
-    from ragit.store.postgres.read import snapshot_embedding
 
     target = resolve_profile(cfg.embedding).as_dict()
     plan = SharedPlan(repository=store_repository(ws, cfg), target=target)
@@ -124,10 +124,7 @@ def plan_shared(ws: Workspace, cfg: RagitConfig, reader: Any) -> SharedPlan:
         snapshot = reader.snapshot(plan.repository, row.commit_sha)
         if snapshot is None:  # republished or gone since the listing: read it as it is now
             continue
-        embedding = complete_profile(
-            snapshot_embedding(snapshot.manifest, snapshot.namespace, snapshot.dimensions),
-            cfg.embedding,
-        )
+        embedding = complete_profile(snapshot.embedding, cfg.embedding)
         latest = embedding
         try:
             manifest = _parse(row.commit_sha, snapshot.manifest)
@@ -164,7 +161,7 @@ def migrate_shared(
             what was republished stays, a rerun continues).
         StoreWriteBusy, StoreWriteLockStale: another local writer holds the lock.
     """
-    reader = _open_reader()
+    reader = _open_reader(cfg)
     try:
         plan = plan_shared(ws, cfg, reader)
         data = plan.data(dry_run=dry_run)
@@ -188,7 +185,7 @@ def migrate_shared(
 
 
 def _apply(
-    ws: Workspace, cfg: RagitConfig, plan: SharedPlan, reader: Any, progress: Progress
+    ws: Workspace, cfg: RagitConfig, plan: SharedPlan, reader: SharedReader, progress: Progress
 ) -> dict[str, Any]:
     from ragit import _faults as faults
     from ragit.embed import build_embedder

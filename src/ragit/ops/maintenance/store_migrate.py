@@ -42,20 +42,18 @@ def migrate_store(*, dry_run: bool) -> MigrateStoreData:
         StoreReadBusy, StoreWriteBusy: the server interrupted the run (retryable; steps
             already applied stay).
     """
-    from ragit.store.postgres import client_required
+    from ragit.store.backend import store_backend
+    from ragit.store.backend_write import migrate_schema
 
-    with client_required():
-        from ragit.store.postgres import migrate as pg
-        from ragit.store.postgres.steps import SCHEMA_VERSION, STEPS
-    result = pg.pending() if dry_run else pg.migrate()
+    # The database the environment names, outside any repository's configuration: the
+    # command migrates the shared store's schema, whatever a clone's store.backend says.
+    result = migrate_schema(store_backend("postgres"), dry_run=dry_run)
     return MigrateStoreData(
         mode="dry-run" if dry_run else "apply",
         backend="postgres",
         schema_version_before=result.before,
         schema_version_after=result.after,
-        target_schema_version=SCHEMA_VERSION,
-        steps=[
-            MigrationStep(version=v, description=STEPS[v - 1].description) for v in result.applied
-        ],
-        migrated=bool(result.applied) and not dry_run,
+        target_schema_version=result.target,
+        steps=[MigrationStep(version=v, description=text) for v, text in result.steps],
+        migrated=bool(result.steps) and not dry_run,
     )

@@ -29,7 +29,7 @@ purge (under the writer lock; ``--dry-run`` writes nothing and returns the plan)
   clone's session artifact, is not deleted from a store every clone reads), the list is
   recorded, then one server transaction deletes the stale snapshots and the chunks and
   postings no remaining snapshot of any repository cites
-  (:class:`ragit.store.postgres.purge.PgPurge`), then the clone's copies of their
+  (:func:`ragit.store.backend_write.open_purger`), then the clone's copies of their
   manifests. The server is connected, and the role's DELETE privileges checked, before
   anything changes; a dry run reads it through a read-only connection;
 * ``cache`` — deletes the embedding cache (the whole directory when it lies inside

@@ -7,7 +7,7 @@ deleted in one server transaction, then the clone's copies of their manifests
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragit.config import RagitConfig
 from ragit.contract.errors import RagitError
@@ -15,14 +15,18 @@ from ragit.ops.security.regenerate import Progress, plan_store
 from ragit.ops.security.scan import pending_stale, record_stale, secret_labels
 from ragit.workspace import Workspace
 
+if TYPE_CHECKING:
+    from ragit.store.backend import SharedReader
+    from ragit.store.backend_write import SnapshotPurger
+
 
 @dataclass
 class Shared:
     """The shared store (``store.backend = "postgres"``) a purge reads and, applying, writes."""
 
     repository: str
-    reader: Any  # ragit.store.postgres.read.PgReader: a read-only connection
-    purger: Any  # ragit.store.postgres.purge.PgPurge (None in a dry run)
+    reader: SharedReader  # a read-only connection
+    purger: SnapshotPurger | None  # None in a dry run
 
     def close(self) -> None:
         self.reader.close()
@@ -42,14 +46,13 @@ def open_shared(ws: Workspace, cfg: RagitConfig, *, apply: bool) -> Shared:
     from ragit.snapshot.repository import store_repository
 
     repository = store_repository(ws, cfg)
-    from ragit.store.postgres import client_required
+    from ragit.store.backend import store_backend
+    from ragit.store.backend_write import open_purger
 
-    with client_required():
-        from ragit.store.postgres.purge import PgPurge
-        from ragit.store.postgres.read import PgReader
-    purger = PgPurge.open(repository) if apply else None
+    backend = store_backend(cfg.store.backend)
+    purger = open_purger(backend, repository) if apply else None
     try:
-        reader = PgReader.open()
+        reader = backend.open_reader()
     except BaseException:
         if purger is not None:
             purger.close()
@@ -204,6 +207,7 @@ def purge_shared(
     # Recorded first, so a purge killed at any point still names the commits to re-index.
     earlier = pending_stale(ws, plan.indexed)
     record_stale(ws, {**earlier, **plan.stale})
+    assert shared.purger is not None  # applying: open_shared connected it
     result = shared.purger.purge(plan.bound, plan.secret)
     deleted = [_snapshot_path(plan.repository, sha) for sha in result.deleted]
     # The local copies of the deleted snapshots' manifests go after the server's commit

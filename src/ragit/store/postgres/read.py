@@ -57,6 +57,12 @@ class Snapshot:
         their statements need not join the snapshot's rows on the server."""
         return frozenset(self.chunk_ids)
 
+    @property
+    def embedding(self) -> dict[str, Any]:
+        """The embedding profile of the snapshot's vectors (:func:`snapshot_embedding`; a
+        fresh dict on each call)."""
+        return snapshot_embedding(self.manifest, self.namespace, self.dimensions)
+
 
 @dataclass(frozen=True)
 class Published:
