@@ -134,7 +134,7 @@ CORE_COMMANDS: tuple[CommandSpec, ...] = (
         handler="ragit.cli.commands.ingest:run",
         mutating=True,
         supports_dry_run=True,
-        input_model="ragit.ingest.request:IngestInput",
+        input_model="ragit.ingest.inputs:IngestInput",
         options=(
             Option(
                 "--all",

@@ -1,31 +1,16 @@
-"""What `ragit ingest` is asked to do: the ``--input`` model and the request (contract §6).
+"""What `ragit ingest` is asked to do: the request (contract §6).
 
-Flags and ``--input`` JSON both become an :class:`IngestRequest`;
-:func:`validate_request` rejects contradictory selectors and unsafe globs or paths
-before anything is read. Planning is :mod:`ragit.ingest.plan`, the run
+Flags and ``--input`` JSON (:mod:`ragit.ingest.inputs`) both become an
+:class:`IngestRequest`; :func:`validate_request` rejects contradictory selectors and unsafe
+globs or paths before anything is read. Planning is :mod:`ragit.ingest.plan`, the run
 :mod:`ragit.ingest.apply`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
-
-from pydantic import Field, StrictBool
 
 from ragit.contract.errors import InputInvalid
-from ragit.contract.models import InputModel
-
-
-class IngestInput(InputModel):
-    """The ``--input`` JSON of `ragit ingest`."""
-
-    all: StrictBool | None = None
-    since: str | None = Field(default=None, min_length=1)
-    files: str | list[str] | None = None
-    paths: list[str] | None = None
-    at: str | None = Field(default=None, min_length=1)
-    scope: Literal["durable", "all"] | None = None
 
 
 @dataclass
@@ -52,26 +37,6 @@ class IngestRequest:
         if self.files or self.paths:
             return "partial"
         return "auto"
-
-
-def request_from_input(payload: IngestInput, *, dry_run: bool) -> IngestRequest:
-    """Translate the JSON request into an :class:`IngestRequest`."""
-    from ragit.snapshot.surface import split_globs
-
-    files: list[str] = []
-    if isinstance(payload.files, str):
-        files = split_globs(payload.files)
-    elif payload.files:
-        files = list(payload.files)
-    return IngestRequest(
-        all=bool(payload.all),
-        since=payload.since,
-        files=files,
-        paths=list(payload.paths or []),
-        at=payload.at,
-        scope=payload.scope or "durable",
-        dry_run=dry_run,
-    )
 
 
 def validate_request(req: IngestRequest) -> None:

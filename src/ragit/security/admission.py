@@ -57,10 +57,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
-from pydantic import Field
-
 from ragit.contract.errors import InputInvalid
-from ragit.contract.models import WireModel
 from ragit.security.masking import mask_text
 from ragit.security.secret_values import looks_like_secret_value
 
@@ -337,7 +334,10 @@ def required_handling(
 # ---------------------------------------------------------------- summary
 
 
-class AdmissionItem(WireModel):
+# Plain dataclasses, not wire models: every ingest reports admission, and a pydantic model
+# here would import and set up pydantic for an ingest that needs it nowhere else.
+@dataclass(frozen=True)
+class AdmissionItem:
     """One ``admission.items[]`` entry."""
 
     source_ref: str
@@ -346,15 +346,36 @@ class AdmissionItem(WireModel):
     reason_codes: list[str]
     operation: str
 
+    def dump(self) -> dict[str, object]:
+        """The wire form (camelCase keys)."""
+        return {
+            "sourceRef": self.source_ref,
+            "surface": self.surface,
+            "action": self.action,
+            "reasonCodes": list(self.reason_codes),
+            "operation": self.operation,
+        }
 
-class AdmissionReport(WireModel):
+
+@dataclass(frozen=True)
+class AdmissionReport:
     """The ``admission`` object of ingest, session materialize and harness run."""
 
     mode: str
     allowed: int = 0
     quarantined: int = 0
     blocked: int = 0
-    items: list[AdmissionItem] = Field(default_factory=list)
+    items: list[AdmissionItem] = field(default_factory=list)
+
+    def dump(self) -> dict[str, object]:
+        """The wire form ``{mode, allowed, quarantined, blocked, items}``."""
+        return {
+            "mode": self.mode,
+            "allowed": self.allowed,
+            "quarantined": self.quarantined,
+            "blocked": self.blocked,
+            "items": [item.dump() for item in self.items],
+        }
 
 
 @dataclass

@@ -105,11 +105,13 @@ def _ingest_waiting(inv: Invocation, attempt: Callable[[], dict[str, Any]]) -> d
 def run(inv: Invocation) -> Outcome:
     """Handler for `ragit ingest`."""
     from ragit.ingest.apply import run_ingest
-    from ragit.ingest.request import IngestInput, IngestRequest, request_from_input
+    from ragit.ingest.request import IngestRequest
 
     ws = inv.workspace()
     cfg = inv.config()
     if inv.input_source is not None:
+        from ragit.ingest.inputs import IngestInput, request_from_input
+
         req = request_from_input(inv.read_input(IngestInput), dry_run=inv.dry_run)
     else:
         p = inv.params
