@@ -201,13 +201,13 @@ def _report(ws: Workspace, req: IngestRequest, plan: IngestPlan, noop: bool) -> 
     }
 
 
-def _referenced_now(ws: Workspace, manifest: Manifest) -> set[str]:
-    """The chunk ids to record as referenced: the new manifest's, and once for a store that
-    has no record yet (made by an older RAGit), every retained manifest's."""
+def _referenced_now(ws: Workspace, manifest_ids: set[str]) -> set[str]:
+    """The chunk ids to record as referenced: the new manifest's (``manifest_ids``), and once
+    for a store that has no record yet (made by an older RAGit), every retained manifest's."""
     from ragit.snapshot.manifest import list_manifest_shas, load_manifest
     from ragit.store.meta import REFERENCED_NAME
 
-    ids = manifest.all_chunk_ids()
+    ids = set(manifest_ids)
     if (ws.store_dir / REFERENCED_NAME).exists():
         return ids
     for sha in list_manifest_shas(ws):
@@ -413,7 +413,8 @@ def _apply(
         compaction = "single"
         # Chunks carried over from indexed manifests are in the store (doctor checks that
         # invariant); the ones this ingest adds are written and read back.
-        unknown = sorted(manifest.all_chunk_ids() - known_ids)
+        manifest_ids = manifest.all_chunk_ids()  # ~18k ids at N=1000: built once
+        unknown = sorted(manifest_ids - known_ids)
         opened = bool(unknown) or meta is None or early is not None
         inserted: frozenset[str] = frozenset()
         rows_before: int | None = None  # rows of the published store, when there is one
@@ -433,7 +434,9 @@ def _apply(
                 if meta is not None:
                     rows_before = writer.count()
                 writer.insert(embedded_rows)
-                tx.advance("store-written")
+                # Unrecorded: a journal at store-written is recovered exactly like one at
+                # prepared (rolled back by its inserted ids, on disk before the insert).
+                tx.advance("store-written", record=False)
                 progress("store: 1/4 steps: merging segments")
                 compaction = writer.compact()
                 progress(f"store: 2/4 steps: reading {len(unknown)} new chunks back")
@@ -447,7 +450,7 @@ def _apply(
             finally:
                 writer.close()
         else:
-            tx.advance("store-written")
+            tx.advance("store-written", record=False)
             tx.advance("store-verified")
         if opened:  # zvec changes the canonical files on every read-write open
             # Publish the store generation before the manifest: a reader that sees the new
@@ -459,13 +462,15 @@ def _apply(
                 if rows_before is not None and compaction != "merged"
                 else None
             )
-            publish(ws, lock, referenced=manifest.all_chunk_ids(), written=written)
+            publish(ws, lock, referenced=manifest_ids, written=written)
             progress("store: 4/4 steps: published")
             faults.reach("store-published")
         write_manifest(ws, manifest)
-        record_referenced(ws, lock, _referenced_now(ws, manifest))
+        record_referenced(ws, lock, _referenced_now(ws, manifest_ids))
         tx.advance("manifest-committed")
-        tx.advance("published")
+        # Unrecorded: past manifest-committed every phase finishes the same way, and the
+        # completed record follows at once.
+        tx.advance("published", record=False)
         tx.complete()
         store_ms += int((time.monotonic() - t2) * 1000)
     if compaction == "deferred":

@@ -137,10 +137,14 @@ class Transaction:
         self.data["updatedAt"] = now_iso()
         _write(self.path, self.data)
 
-    def advance(self, phase: str, **fields: Any) -> None:
+    def advance(self, phase: str, *, record: bool = True, **fields: Any) -> None:
         """Record that ``phase`` is reached (durably), then honour fault injection.
 
-        Extra ``fields`` (snake_case keywords become camelCase keys) are merged in.
+        Extra ``fields`` (snake_case keywords become camelCase keys) are merged in. With
+        ``record=False`` the phase is only noted in memory (the next write carries it): for
+        a step whose journal record would change no recovery decision — ``store-written``
+        (classified like ``prepared``: the inserted ids are already on disk) and
+        ``published`` right after ``manifest-committed`` (both finish the same way).
 
         Raises:
             ValueError: unknown phase, or not after the current one.
@@ -152,7 +156,10 @@ class Transaction:
             raise ValueError(f"phase {phase!r} does not follow {self.phase!r}")
         self.data.update({_camel(k): v for k, v in fields.items()})
         self.data["phase"] = phase
-        self._save()
+        if record:
+            self._save()
+        else:
+            self.lock.assert_held()
         faults.reach(phase)
 
     def record_inserted(self, ids: Iterable[str]) -> None:
