@@ -7,10 +7,10 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+from tests.snapshot._kit import wait_for_line
 
 from fixtures.build import build_fixture
 
@@ -114,20 +114,17 @@ def test_sigint_exits_130_and_leaves_the_previous_snapshot(tmp_path: Path) -> No
         [*RAGIT, "ingest"], cwd=repo, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
     lock = repo / ".ragit" / "runtime" / "store-write.lock"
-    deadline = time.monotonic() + 60
     journals = repo / ".ragit" / "runtime" / "transactions"
-    while time.monotonic() < deadline:  # wait for the writer to reach its pause point
-        if (
-            lock.exists()
-            and journals.is_dir()
-            and any(
-                '"store-written"' in p.read_text(encoding="utf-8") for p in journals.glob("*.json")
-            )
-        ):
-            break
-        time.sleep(0.05)
-    child.send_signal(signal.SIGINT)
-    _out, err = child.communicate(timeout=60)
+    try:  # the writer says when it reaches its pause point: the rows are in the store
+        seen = wait_for_line(child.stderr, b"ragit-fault: paused at store-written")
+        assert lock.exists() and any(journals.glob("*.json")), seen
+        child.send_signal(signal.SIGINT)
+        _out, err = child.communicate(timeout=60)
+    finally:
+        release.touch()  # never leave a child waiting, whatever failed above
+        if child.poll() is None:
+            child.kill()
+            child.wait()
     assert child.returncode == 130, err
     head_before = subprocess.run(
         ["git", "rev-parse", "HEAD~1"], cwd=repo, capture_output=True, text=True, check=True
