@@ -11,14 +11,16 @@ valid cache whatever that variable says.
 from __future__ import annotations
 
 import compileall
+import importlib.util
 from pathlib import Path
 
 import pytest
-
-import ragit
 
 
 def pytest_configure(config: pytest.Config) -> None:
     if hasattr(config, "workerinput"):  # an xdist worker: the controller has done it
         return
-    compileall.compile_dir(Path(ragit.__file__).parent, quiet=1)
+    spec = importlib.util.find_spec("ragit")
+    if spec is None or spec.origin is None:  # nothing of RAGit installed here
+        return
+    compileall.compile_dir(Path(spec.origin).parent, quiet=1)
