@@ -254,26 +254,12 @@ def write_meta(ws: Workspace, meta: StoreMeta) -> None:
 REFERENCED_NAME = "referenced.ids"
 
 
-# The last record read in this process, by the file's identity (an ingest reads it to plan,
-# to publish and to extend it: ~18k ids at N=1000). Every write replaces the file (new inode).
-_referenced_seen: tuple[tuple[str, int, int, int, int], frozenset[str]] | None = None
-
-
 def read_referenced(store_dir: Path) -> set[str]:
     """Chunk ids that retained manifests name, as recorded beside the store (empty: none
     recorded, e.g. a store of an older RAGit). Written by :mod:`.publishing`; read here, in a
     module that imports no engine, by ingest planning and ``doctor`` too."""
-    global _referenced_seen  # noqa: PLW0603 - a per-process cache of one file
-    path = store_dir / REFERENCED_NAME
     try:
-        with path.open("rb") as handle:
-            info = os.fstat(handle.fileno())
-            key = (str(path), info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
-            if _referenced_seen is not None and _referenced_seen[0] == key:
-                return set(_referenced_seen[1])
-            text = handle.read().decode("ascii")
+        text = (store_dir / REFERENCED_NAME).read_text(encoding="ascii")
     except (OSError, UnicodeDecodeError):
         return set()
-    ids = frozenset(text.split())
-    _referenced_seen = (key, ids)
-    return set(ids)
+    return set(text.split())
