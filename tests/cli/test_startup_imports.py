@@ -152,7 +152,7 @@ def test_status_opens_no_store_engine(indexed: Path) -> None:
 
 def test_a_cold_query_starts_no_blas_worker_threads(indexed: Path) -> None:
     """Implementation choice: numpy's OpenBLAS runs on the calling thread only in a `ragit`
-    process (its workers would spin on the second core as numpy loads)."""
+    process: no worker thread is started as numpy loads."""
     _, _, proc = _run(indexed, "query", "how are postings validated", "--format", "json")
     assert proc.returncode == 0, proc.stderr
     threads = [line for line in proc.stderr.splitlines() if line.startswith("BLAS ")]
