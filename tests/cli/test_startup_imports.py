@@ -8,6 +8,7 @@ repository and read their ``sys.modules`` at exit.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -37,6 +38,11 @@ def _report():
     import json
     sys.__stderr__.write("\\nMODULES " + json.dumps(names) + "\\n")
     sys.__stderr__.write("BUILT " + json.dumps(built) + "\\n")
+    if "numpy" in sys.modules:
+        from ragit.embed.minilm._blas import _openblas_controls
+        controls = _openblas_controls()
+        threads = controls[0]() if controls else None
+        sys.__stderr__.write("BLAS " + json.dumps(threads) + "\\n")
 atexit.register(_report)
 if sys.argv[1] != "--version":
     _count()
@@ -70,6 +76,7 @@ def _run(cwd: Path, *args: str) -> tuple[set[str], list[str], subprocess.Complet
         capture_output=True,
         text=True,
         check=False,
+        env={k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"},
     )
     modules: list[str] = []
     built: list[str] = []
@@ -141,3 +148,14 @@ def test_status_opens_no_store_engine(indexed: Path) -> None:
     modules, _, proc = _run(indexed, "status", "--format", "json")
     assert proc.returncode == 0, proc.stderr
     assert not _offenders(modules, ("zvec", "numpy", "importlib.metadata"))
+
+
+def test_a_cold_query_starts_no_blas_worker_threads(indexed: Path) -> None:
+    """Implementation choice: numpy's OpenBLAS runs on the calling thread only in a `ragit`
+    process: no worker thread is started as numpy loads."""
+    _, _, proc = _run(indexed, "query", "how are postings validated", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    threads = [line for line in proc.stderr.splitlines() if line.startswith("BLAS ")]
+    if threads == ["BLAS null"]:
+        pytest.skip("numpy's BLAS here is not the OpenBLAS of its wheel")
+    assert threads == ["BLAS 1"]

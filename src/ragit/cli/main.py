@@ -436,6 +436,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         sys.stdout.write(f"ragit {__version__}\n")
         sys.stdout.flush()
         raise SystemExit(0)
+    # numpy's OpenBLAS starts a worker thread per core as it loads (with its buffers), which a
+    # command's small matrices never need: the embedding encoders already ask for one BLAS
+    # thread per caller (ragit.embed.minilm._blas). A setting of the user's own is kept.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     import gc
 
     import click

@@ -15,8 +15,6 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import cast
 
-import pygit2  # noqa: TID251 - this module is the pygit2 adapter
-
 from ragit.contract.errors import (
     NotAGitRepository,
     RepositoryStateChanged,
@@ -24,6 +22,10 @@ from ragit.contract.errors import (
     SnapshotRefInvalid,
 )
 from ragit.contract.fs_errors import FilesystemUnusable, shown_path
+from ragit.snapshot._tls import ca_bundle_unread
+
+with ca_bundle_unread():  # libgit2 would parse the CA bundle twice (ragit.snapshot._tls)
+    import pygit2  # noqa: TID251 - this module is the pygit2 adapter
 
 _HEX = re.compile(r"[0-9a-fA-F]+")
 _FILE_MODES = {pygit2.GIT_FILEMODE_BLOB, pygit2.GIT_FILEMODE_BLOB_EXECUTABLE}
