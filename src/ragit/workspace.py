@@ -84,6 +84,11 @@ class Workspace:
         return self.ragit_dir / "manifest"
 
     @property
+    def chunk_packs_dir(self) -> Path:
+        """The chunk-id packs of the local manifests (``ragit.snapshot.chunk_packs``)."""
+        return self.manifest_dir / "packs"
+
+    @property
     def store_dir(self) -> Path:
         return self.ragit_dir / "store"
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from tests.cli._pty import git, plain, ragit_pipe, ragit_pty
+from tests.snapshot._kit import manifest_data
 
 from fixtures.build import build_fixture
 
@@ -71,9 +72,7 @@ def test_log_counts_chunks_as_status_does(repo: Path) -> None:
     log = json.loads(ragit_pipe(["log", "-n", "1", "--format", "json"], repo).stdout)
     status = json.loads(ragit_pipe(["status", "--format", "json"], repo).stdout)
     assert log["data"]["entries"][0]["snapshot"]["chunks"] == status["data"]["snapshot"]["chunks"]
-    manifest = json.loads(
-        (repo / ".ragit/manifest" / f"{status['data']['head']}.json").read_text(encoding="utf-8")
-    )
+    manifest = manifest_data(repo, status["data"]["head"])
     refs = [cid for doc in manifest["docs"] for cid in doc["chunkIds"]]
     assert len(set(refs)) < len(refs)  # the shared section: one chunk, two references
     assert status["data"]["snapshot"]["chunks"] == len(set(refs))

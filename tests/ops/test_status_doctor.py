@@ -23,6 +23,7 @@ from tests.snapshot._kit import (
     make_repo,
     private_cache,  # noqa: F401 - autouse fixture
     ragit_state,
+    self_contained,
     tree_state,
 )
 
@@ -62,7 +63,7 @@ def _unindexed_head(repo: RagitRepo) -> None:
 def _chunk_nowhere(repo: RagitRepo) -> None:
     """HEAD's manifest names a chunk no document gives and no write ever stored."""
     path = repo.ws.manifest_path(repo.head())
-    manifest = json.loads(path.read_text(encoding="utf-8"))
+    manifest = self_contained(repo.root, repo.head())
     manifest["docs"][0]["chunkIds"].append("0123456789abcdef")
     path.write_text(json.dumps(manifest), encoding="utf-8")
 

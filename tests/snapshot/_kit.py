@@ -29,6 +29,23 @@ RAGIT = [sys.executable, "-m", "ragit"]
 TIMEOUT = 120  # seconds; a generous ceiling on any single subprocess, never a timing assertion
 
 
+def manifest_data(root: Path, sha: str) -> dict[str, Any]:
+    """The manifest of ``sha`` in ``root`` as RAGit reads it, in the wire's field names:
+    ``docs[].chunkIds`` hold chunk ids whichever ``indexVersion`` the file is."""
+    from ragit.snapshot.manifest import load_manifest
+
+    return load_manifest(Workspace(root), sha).model_dump(by_alias=True)
+
+
+def self_contained(root: Path, sha: str) -> dict[str, Any]:
+    """The manifest of ``sha`` as the self-contained JSON of ``indexVersion`` 1, ready to be
+    changed and written back (``json.dumps``)."""
+    from ragit.snapshot.manifest import load_manifest
+
+    data: dict[str, Any] = json.loads(load_manifest(Workspace(root), sha).to_json_bytes())
+    return data
+
+
 @pytest.fixture(autouse=True)
 def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """One user cache per test (reader copies live there); import it into a test module."""
@@ -154,8 +171,7 @@ class RagitRepo:
         return run_doctor(self.ws)
 
     def manifest(self, sha: str) -> dict[str, Any]:
-        data: dict[str, Any] = json.loads(self.ws.manifest_path(sha).read_text(encoding="utf-8"))
-        return data
+        return manifest_data(self.root, sha)
 
     # ------------------------------------------------------------ RAGit, subprocess
     def ragit(

@@ -89,8 +89,9 @@ def test_a_re_read_manifest_replaces_its_snapshots_cached_chunk_set(
     repo = indexed_repo(tmp_path, "docs-basic")
     head = repo.head()
     monkeypatch.setattr(engine, "_DOC_CHUNKS", {})
-    first = manifest_module.parse_manifest(head, repo.ws.manifest_path(head).read_bytes(), "x")
-    again = manifest_module.parse_manifest(head, repo.ws.manifest_path(head).read_bytes(), "x")
+    raw = repo.ws.manifest_path(head).read_bytes()
+    first = manifest_module.parse_manifest(head, raw, "x", packs=repo.ws.chunk_packs_dir)
+    again = manifest_module.parse_manifest(head, raw, "x", packs=repo.ws.chunk_packs_dir)
     assert first is not again
     ids = engine.document_chunk_ids(first)
     assert engine.document_chunk_ids(first) is ids

@@ -436,12 +436,49 @@ def test_unpublished_store_is_unavailable(ws: Workspace) -> None:
         StoreReader.open_latest(ws, wait_ms=0)
 
 
-def test_publish_keeps_only_the_current_and_previous_copies(ws: Workspace) -> None:
-    """Design §2.5: old reader copies are pruned."""
+def test_publish_keeps_the_current_copy_and_the_ones_readers_hold(ws: Workspace) -> None:
+    """Design §2.5: old reader copies are pruned. Implementation choice: a publish removes
+    every older copy no reader holds, and leaves a held one for a later publish."""
+
+    def names() -> list[str]:
+        return sorted(p.name for p in copies_root(ws).iterdir())
+
     for i in range(4):
         meta = write_and_publish(ws, rows(f"g{i}", 2))
-    names = sorted(p.name for p in copies_root(ws).iterdir())
-    assert names == sorted([f"{meta.store_id}-3", f"{meta.store_id}-4"])
+    assert names() == [f"{meta.store_id}-4"]
+    with StoreReader.open_latest(ws) as held:
+        meta = write_and_publish(ws, rows("g4", 2))
+        assert names() == sorted([f"{meta.store_id}-4", f"{meta.store_id}-5"])
+        assert held.fetch(["g0-00000"])  # the held copy keeps answering
+        with StoreReader.open_latest(ws) as new:
+            assert new.generation == 5
+    meta = write_and_publish(ws, rows("g5", 2))
+    assert names() == [f"{meta.store_id}-6"]
+
+
+def test_a_copy_held_by_its_directory_lock_survives_publishes_until_let_go(
+    ws: Workspace,
+) -> None:
+    """Implementation choice: the hold is a shared flock on the copy's directory, so it
+    lasts exactly as long as the descriptor (a process that dies lets go); a pruned copy
+    cannot be held, which sends a reader back to meta.json."""
+    import os
+
+    from ragit.store.copies import hold_copy
+
+    first = write_and_publish(ws, rows("a", 1))
+    path = copy_path(ws, first.store_id, first.generation)
+    hold = hold_copy(path)
+    assert hold is not None
+    try:
+        write_and_publish(ws, rows("b", 1))
+        write_and_publish(ws, rows("c", 1))
+        assert path.is_dir()
+    finally:
+        os.close(hold)
+    write_and_publish(ws, rows("d", 1))
+    assert not path.exists()
+    assert hold_copy(path) is None
 
 
 def test_reader_sees_a_new_generation_after_publish(ws: Workspace) -> None:

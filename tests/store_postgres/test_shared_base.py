@@ -34,8 +34,11 @@ def _clone(source: Path, dest: Path, env: dict[str, str]) -> Path:
 
 
 def _manifest(root: Path, sha: str) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((root / ".ragit" / "manifest" / f"{sha}.json").read_bytes())
-    return data
+    """The local manifest of ``sha`` as RAGit reads it (chunk ids, whatever its indexVersion)."""
+    from ragit.snapshot.manifest import load_manifest
+    from ragit.workspace import Workspace
+
+    return load_manifest(Workspace(root), sha).model_dump(by_alias=True)
 
 
 def _server_manifest(repository: str, sha: str) -> bytes | None:

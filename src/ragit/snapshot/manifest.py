@@ -9,6 +9,12 @@ file, fsync, rename) and read strictly; a read never rewrites one.
 manifests small, ``chunkScopes.durable`` lists only durable chunks that belong
 to no document entry (normally none); the durable scope of a snapshot is
 ``docs[].chunkIds ∪ chunkScopes.durable``. The other scopes list artifact chunks.
+
+A manifest file is written as ``indexVersion`` 2: its ``docs[].chunkIds`` are positions in
+the chunk-id packs they name (:mod:`ragit.snapshot.chunk_packs`), resolved to ids on read, so a
+:class:`Manifest` always holds chunk ids. Version 1 (ids written out, self-contained) is still
+read, and is the form :meth:`Manifest.to_json_bytes` gives the shared store, whose readers have
+no packs.
 """
 
 from __future__ import annotations
@@ -23,9 +29,12 @@ from typing import Any, ClassVar, TypeVar
 from ragit import _json, _process
 from ragit._fs import atomic_write_bytes
 from ragit.contract.errors import SnapshotManifestInvalid, SnapshotSchemaUnsupported
+from ragit.snapshot.chunk_packs import Packs, base_packs, pack_docs
 from ragit.workspace import Workspace
 
-INDEX_VERSION = 1
+INDEX_VERSION = 2
+# The self-contained form: every chunk id written out (the shared store's manifests).
+SELF_CONTAINED_VERSION = 1
 # Parsed manifests of this process, keyed by path and (inode, size, mtime): manifests are
 # only ever replaced by rename, so a rewrite always changes the key. A long-lived reader
 # (the MCP server) then parses each manifest once.
@@ -192,9 +201,24 @@ class Manifest(_Record):
         return ids
 
     def to_json_bytes(self) -> bytes:
+        """The self-contained form (``indexVersion`` 1): every chunk id written out."""
         # No exclude_none: a root commit's parentSha is null, not absent (required on read).
         data = self.model_dump(mode="json", by_alias=True)
-        return (json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+        data["indexVersion"] = SELF_CONTAINED_VERSION
+        return _encoded(data)
+
+    def to_packed_bytes(self, refs: list[list[str]]) -> bytes:
+        """The ``indexVersion`` 2 form: ``docs[].chunkIds`` as ``refs``, runs of positions in
+        chunk-id packs (:func:`ragit.snapshot.chunk_packs.pack_docs`)."""
+        data = self.model_dump(mode="json", by_alias=True)
+        data["indexVersion"] = INDEX_VERSION
+        for doc, doc_refs in zip(data["docs"], refs, strict=True):
+            doc["chunkIds"] = doc_refs
+        return _encoded(data)
+
+
+def _encoded(data: dict[str, Any]) -> bytes:
+    return (json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
 
 
 _LISTS = {"docs": ManifestDoc, "artifact_entries": dict}
@@ -321,7 +345,7 @@ def load_manifest(ws: Workspace, sha: str) -> Manifest:
             raise typed from exc
         # A directory stands where the manifest belongs.
         raise SnapshotManifestInvalid(sha, rel, f"unreadable ({type(exc).__name__})") from exc
-    manifest = parse_manifest(sha, raw, rel, what="the file name")
+    manifest = parse_manifest(sha, raw, rel, what="the file name", packs=ws.chunk_packs_dir)
     _process.manifest_loaded()  # the entry point's policy, if any (ragit._process)
     if len(_CACHE) >= _CACHE_SIZE:
         _CACHE.pop(next(iter(_CACHE)))
@@ -329,9 +353,13 @@ def load_manifest(ws: Workspace, sha: str) -> Manifest:
     return manifest
 
 
-def parse_manifest(sha: str, raw: bytes, where: str, *, what: str = "the commit") -> Manifest:
+def parse_manifest(
+    sha: str, raw: bytes, where: str, *, what: str = "the commit", packs: Path | None = None
+) -> Manifest:
     """Validate the manifest bytes of ``sha``; ``where`` names their origin in errors (a file
     of the manifest directory, or the shared store), ``what`` what names the commit there.
+    ``packs`` is the directory of the chunk-id packs a version-2 manifest names (the local
+    manifest directory's; the shared store holds version 1 only).
 
     Raises:
         SnapshotManifestInvalid, SnapshotSchemaUnsupported: as :func:`load_manifest`.
@@ -350,7 +378,24 @@ def parse_manifest(sha: str, raw: bytes, where: str, *, what: str = "the commit"
         raise SnapshotManifestInvalid(sha, where, "indexVersion must be a positive integer")
     if manifest.commit_sha != sha:
         raise SnapshotManifestInvalid(sha, where, f"commitSha does not match {what}")
+    if manifest.index_version >= 2:
+        _resolve(sha, where, manifest, packs)
     return manifest
+
+
+def _resolve(sha: str, where: str, manifest: Manifest, packs: Path | None) -> None:
+    """Replace the pack positions of a version-2 manifest (just parsed, not yet shared) by
+    the chunk ids they stand for."""
+    if packs is None:
+        raise SnapshotManifestInvalid(
+            sha, where, "names chunk-id packs, which only a local manifest directory holds"
+        )
+    reader = Packs(packs)
+    try:
+        for doc in manifest.docs:
+            object.__setattr__(doc, "chunk_ids", reader.expand(doc.chunk_ids))
+    except ValueError as exc:
+        raise SnapshotManifestInvalid(sha, where, str(exc)) from None
 
 
 def _parse(sha: str, rel: str, raw: bytes) -> Manifest:
@@ -390,7 +435,18 @@ def _checked(sha: str, rel: str, data: dict[str, Any]) -> Manifest:
 
 
 def write_manifest(ws: Workspace, manifest: Manifest) -> Path:
-    """Publish ``manifest`` atomically; returns its path."""
+    """Publish ``manifest`` atomically as ``indexVersion`` 2, its chunk-id pack first (reusing
+    the packs of the parent commit's manifest); returns its path."""
+    directory = ws.chunk_packs_dir
+    parent_raw = None
+    if manifest.parent_sha is not None:
+        try:
+            parent_raw = ws.manifest_path(manifest.parent_sha).read_bytes()
+        except OSError:
+            parent_raw = None
+    refs = pack_docs(
+        directory, [d.chunk_ids for d in manifest.docs], base_packs(directory, parent_raw)
+    )
     path = ws.manifest_path(manifest.commit_sha)
-    atomic_write_bytes(path, manifest.to_json_bytes())
+    atomic_write_bytes(path, manifest.to_packed_bytes(refs))
     return path

@@ -239,7 +239,10 @@ def _load(ws: Workspace, sha: str, source: ManifestSource | None) -> Manifest:
     kept = _PARSED.get(key)
     if kept is not None and kept[0] is raw:
         return kept[1]
-    manifest = parse_manifest(sha, raw, f"{source.name}:{sha}")
+    # A local source's manifests may name chunk-id packs (indexVersion 2); the shared store's
+    # never do.
+    packs = getattr(source, "packs", None)
+    manifest = parse_manifest(sha, raw, f"{source.name}:{sha}", packs=packs)
     _PARSED.pop(key, None)
     if len(_PARSED) >= _PARSED_SIZE:
         _PARSED.pop(next(iter(_PARSED)))

@@ -91,6 +91,40 @@ def link_file(src: Path, dst: Path) -> str:
     return "link"
 
 
+def own_inode(path: Path, scratch: Path) -> bool:
+    """Give ``path`` an inode of its own when hard links share it (``st_nlink`` > 1): its
+    bytes copied to a temp file in ``scratch`` (same file system, outside the directory
+    being fingerprinted), fsynced and renamed over ``path``. Run before a file shared with
+    reader copies is changed in place, so that no copy ever sees it change. Returns whether
+    it copied.
+
+    Raises:
+        OSError: the copy failed (``path`` is left as it was).
+    """
+    try:
+        if os.stat(path).st_nlink <= 1:
+            return False
+    except FileNotFoundError:
+        return False
+    for stale in scratch.glob(".own-*.tmp"):  # left by an interrupted copy (under the lock)
+        stale.unlink(missing_ok=True)
+    tmp = scratch / f".own-{os.getpid()}-{path.name}.tmp"
+    try:
+        copy_file(path, tmp)
+        with open(tmp, "rb+") as handle:
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    dir_fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+    return True
+
+
 def copy_tree(
     src: Path,
     dst: Path,

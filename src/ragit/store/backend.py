@@ -168,6 +168,7 @@ class ZvecSource:
 
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws
+        self.packs = ws.chunk_packs_dir  # the chunk-id packs its manifests name
         self._reader: Any = None
 
     def indexed_shas(self) -> list[str]:

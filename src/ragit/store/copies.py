@@ -10,10 +10,18 @@ when the cache was cleared (see :mod:`ragit.store.reader`). Files no process cha
 file system: the copies of successive generations and the canonical collection then hold one
 inode for each; removing a copy or a merge replacing the canonical files unlinks, never
 changes, them.
+
+A reader holds the copy it has open (:func:`hold_copy`: a shared ``flock`` on the copy's
+directory, which the kernel drops when the process ends), and a publish removes every copy but
+the new one that no reader holds (:func:`prune_copies`, an exclusive ``flock`` tried without
+waiting). Neither side ever waits for the other: a reader that finds its copy gone or being
+removed reads ``meta.json`` again, and a held copy stays until a later publish finds it free.
+A published generation therefore costs one copy in the cache, not two.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import uuid
@@ -31,11 +39,13 @@ from ragit.workspace import Workspace, user_cache_dir
 # Collection files no process changes in place once written, shared by hard link between the
 # canonical collection and its copies: a segment's column files (``<segment>/scalar.<n>.ipc``,
 # written once at flush; deletions go to ``del.<n>``) and the id map's SST tables (immutable in
-# RocksDB). Everything else is copied: zvec rewrites a segment's ``*.proxima`` vector index in
-# place on every open (read-only ones too), RocksDB appends to its MANIFEST and log, and the
-# writer updates the keyword index (``ragit-terms.sqlite``) in place. Checked by
+# RocksDB), and the keyword index (``ragit-terms.sqlite``), which a writer gives an inode of
+# its own before it changes it (``_copy.own_inode``, from ``TermWriter.open``). Everything
+# else is copied: zvec rewrites a segment's ``*.proxima`` vector index in place on every open
+# (read-only ones too: a timestamp and a checksum in the index's meta page, through a shared
+# writable mapping), and RocksDB appends to its MANIFEST and log. Checked by
 # tests/store/test_copy_sharing.py after inserts, deletions, merges and read-only opens.
-_SHARED = re.compile(r"^(\d+/scalar\.\d+\.ipc|idmap\.\d+/\d+\.sst)$")
+_SHARED = re.compile(r"^(\d+/scalar\.\d+\.ipc|idmap\.\d+/\d+\.sst|ragit-terms\.sqlite)$")
 
 
 def shared_file(rel: str) -> bool:
@@ -150,8 +160,65 @@ def make_copy(
     return final, count
 
 
-def prune_copies(ws: Workspace, keep: set[str]) -> list[str]:
-    """Remove copies not named in ``keep`` and temp dirs of processes that are gone."""
+def hold_copy(path: Path) -> int | None:
+    """A shared hold on the copy at ``path`` for as long as a reader has it open: a file
+    descriptor of its directory with a shared ``flock`` (close it to let go). ``None`` when
+    the copy is gone, or a publish is removing it (never waits)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise
+        except OSError:
+            pass  # a file system without flock: read unheld (copies there are kept longer)
+        held, named = os.fstat(fd), os.stat(path)
+    except OSError:
+        os.close(fd)
+        return None
+    if (held.st_dev, held.st_ino) != (named.st_dev, named.st_ino):
+        os.close(fd)  # removed (renamed away) after it was opened
+        return None
+    return fd
+
+
+def _remove_unheld(root: Path, entry: Path, *, unlockable_ok: bool) -> bool:
+    """Remove the copy ``entry`` unless a reader holds it (:func:`hold_copy`). Where the file
+    system has no ``flock``, only when ``unlockable_ok`` (an older copy than the previous
+    generation's, as before holds existed)."""
+    try:
+        fd = os.open(entry, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        remove_tree(entry)  # not a directory: nothing can hold it
+        return True
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False  # a reader has it open: a later publish removes it
+        except OSError:
+            if not unlockable_ok:
+                return False
+        # Renamed away under the lock: a reader that opens the name from now on finds
+        # nothing, and one that opened it before fails its hold or its name check.
+        trash = root / f".trash-{entry.name}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        try:
+            os.rename(entry, trash)
+        except OSError:
+            return False
+        remove_tree(trash)
+        return True
+    finally:
+        os.close(fd)
+
+
+def prune_copies(ws: Workspace, keep: set[str], previous: str | None = None) -> list[str]:
+    """Remove copies not named in ``keep`` that no reader holds, and temp dirs of processes
+    that are gone. ``previous`` (the previous generation's copy) stays where holds cannot
+    be told, on a file system without ``flock``."""
     root = copies_root(ws)
     removed: list[str] = []
     try:
@@ -164,8 +231,8 @@ def prune_copies(ws: Workspace, keep: set[str]) -> list[str]:
             match = _TMP.match(name)
             if match is None or pid_alive(int(match.group(2))):
                 continue
-        elif name in keep:
+            remove_tree(entry)
+        elif name in keep or not _remove_unheld(root, entry, unlockable_ok=name != previous):
             continue
-        remove_tree(entry)
         removed.append(name)
     return removed

@@ -149,7 +149,7 @@ def publish(
 
     Order: copy the (closed) canonical files into the cache as ``<store>-<gen+1>`` (temp dir,
     one read-only open, rename), then bump ``generation`` in ``meta.json`` atomically, then
-    prune copies older than the previous generation.
+    remove the older copies no reader holds (:func:`~ragit.store.copies.prune_copies`).
 
     Nothing is published unverified: in the copy, before it is put in place, every chunk id
     that retained manifests name (:data:`REFERENCED_NAME`, kept beside the store) and every
@@ -238,6 +238,11 @@ def publish(
     ws.store_unverified_path.unlink(missing_ok=True)
     ws.store_unopenable_path.unlink(missing_ok=True)
     faults.reach("publish-meta-written")
-    keep = {copy_name(meta.store_id, generation), copy_name(meta.store_id, generation - 1)}
-    prune_copies(ws, keep)
+    # Older copies go unless a reader holds one (copies.hold_copy): a reader that read the
+    # previous generation and finds its copy gone reads meta.json again.
+    prune_copies(
+        ws,
+        {copy_name(meta.store_id, generation)},
+        previous=copy_name(meta.store_id, generation - 1),
+    )
     return published

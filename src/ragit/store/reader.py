@@ -23,6 +23,7 @@ under the repository: the copy goes to the user cache.
 from __future__ import annotations
 
 import math
+import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -31,7 +32,7 @@ from typing import Any
 
 from ragit.contract.errors import SnapshotStoreUnavailable, StoreReadBusy
 from ragit.store._zvec import MAX_TOPK, Collection
-from ragit.store.copies import canonical_path, copy_path, make_copy
+from ragit.store.copies import canonical_path, copy_path, hold_copy, make_copy
 from ragit.store.fingerprint import canonical_changed, canonical_settled
 from ragit.store.lock import inspect_lock
 from ragit.store.meta import StoreMeta, read_meta
@@ -75,11 +76,31 @@ def _check_copyable(ws: Workspace, waited_ms: int) -> None:
 class StoreReader:
     """An open, read-only copy of one published store generation."""
 
-    def __init__(self, collection: Collection, meta: StoreMeta, path: Path) -> None:
+    def __init__(
+        self, collection: Collection, meta: StoreMeta, path: Path, hold: int | None = None
+    ) -> None:
         self._collection: Collection | None = collection
         self.meta = meta
         self.path = path
         self._terms: TermReader | None = None
+        self._hold = hold  # the copy's hold (copies.hold_copy), let go on close
+
+    @classmethod
+    def _open_held(cls, path: Path, meta: StoreMeta) -> StoreReader | None:
+        """Open the copy at ``path`` holding it (a publish then leaves it in place); ``None``
+        when it is gone or being removed.
+
+        Raises:
+            SnapshotStoreUnavailable: zvec could not open it.
+        """
+        hold = hold_copy(path)
+        if hold is None:
+            return None
+        try:
+            return cls(Collection.open(path, read_only=True), meta, path, hold)
+        except BaseException:
+            os.close(hold)
+            raise
 
     @property
     def generation(self) -> int:
@@ -143,12 +164,20 @@ class StoreReader:
             broken = False
             if path.is_dir():
                 try:
-                    return cls(Collection.open(path, read_only=True), meta, path)
+                    opened = cls._open_held(path, meta)
+                    if opened is not None:
+                        return opened
+                    failed = False
                 except SnapshotStoreUnavailable:
-                    again = read_meta(ws)
-                    if again is None or again.stamp[:2] != meta.stamp[:2]:
-                        continue  # a newer generation was published (and this copy pruned)
-                    broken = True  # a damaged copy: replace it
+                    failed = True
+                again = read_meta(ws)
+                if again is None or again.stamp[:2] != meta.stamp[:2]:
+                    continue  # a newer generation was published (and this copy pruned)
+                if not failed and path.is_dir():
+                    # Not holdable, yet current: publishes remove only older copies, so
+                    # read it unheld, as before holds existed.
+                    return cls(Collection.open(path, read_only=True), meta, path)
+                broken = failed  # a damaged copy: replace it
             if writer_active:
                 pause_or_busy(lock_state)
                 continue
@@ -179,7 +208,10 @@ class StoreReader:
             if made is None:
                 pause_or_busy(lock_state)
                 continue
-            return cls(Collection.open(made[0], read_only=True), meta, made[0])
+            opened = cls._open_held(made[0], meta)
+            if opened is None:
+                continue  # pruned at once: a newer generation was published meanwhile
+            return opened
 
     # ------------------------------------------------------------ queries
 
@@ -248,6 +280,9 @@ class StoreReader:
         if self._collection is not None:
             collection, self._collection = self._collection, None
             collection.close()
+        if self._hold is not None:
+            hold, self._hold = self._hold, None
+            os.close(hold)
 
     def __enter__(self) -> StoreReader:
         return self

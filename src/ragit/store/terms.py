@@ -190,7 +190,11 @@ class TermWriter:
         Raises:
             SnapshotStoreUnavailable: the file is not a RAGit keyword index.
         """
+        from ragit.store._copy import own_inode
+
         try:
+            # Reader copies hard-link the published index: it gets an inode of its own first.
+            own_inode(index_path(collection_dir), collection_dir.parent)
             con = sqlite3.connect(index_path(collection_dir), isolation_level=None)
             for statement in _SCHEMA:
                 con.execute(statement)

@@ -7,7 +7,10 @@ decoded once (docs/history.md). Anything else is read the strict way
 
 A decoded record is ``{path, documentId, versionId, docType, blobSha, chunkIds}`` with
 ``chunkIds`` a tuple of ids; a snapshot's chunks are the distinct ids of its records
-plus ``chunkScopes.durable`` (docs/contract.md, "Snapshots and manifests").
+plus ``chunkScopes.durable`` (docs/contract.md, "Snapshots and manifests"). In an
+``indexVersion`` 2 manifest the entries of ``chunkIds`` name a chunk-id pack and positions in
+it (:mod:`ragit.snapshot.chunk_packs`): the same bytes mean the same ids in every manifest, so
+records are shared across versions-2 manifests as across version-1 ones.
 """
 
 from __future__ import annotations
@@ -15,10 +18,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from itertools import chain
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragit import _json
 from ragit.ops.status.report import shared_manifest
+from ragit.snapshot.chunk_packs import Packs
 from ragit.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -36,7 +41,8 @@ class Summary:
 
 
 _HEAD = re.compile(
-    rb'\{"indexVersion":1,"commitSha":"([0-9a-f]{40})",.*?"createdAt":"([^"\\]*)",.*?"docs":\[',
+    rb'\{"indexVersion":([12]),"commitSha":"([0-9a-f]{40})",.*?"createdAt":"([^"\\]*)",'
+    rb'.*?"docs":\[',
     re.DOTALL,
 )
 # One record of docs[] as the writer emits it, after its opening {"path": and with the
@@ -69,6 +75,10 @@ class Records:
         self.decoded: dict[bytes, dict[str, Any]] = {}
         self._groups: dict[bytes, tuple[bytes, ...]] = {}
         self._synthetic = 0
+        # Where the chunk-id packs of local manifests are (None: the shared store's, which
+        # never name packs), and the packs read from there.
+        self.packs_dir: Path | None = None
+        self._packs: Packs | None = None
 
     def parse(self, raw: bytes, sha: str) -> Summary:
         """The summary of one manifest's bytes (compact JSON in the writer's key order).
@@ -78,9 +88,16 @@ class Records:
                 the validated way.
         """
         head = _HEAD.match(raw)
-        if head is None or head.group(1).decode() != sha:
+        if head is None or head.group(2).decode() != sha:
             raise ValueError(sha)
-        created = head.group(2).decode()
+        created = head.group(3).decode()
+        packs: Packs | None = None
+        if head.group(1) == b"2":
+            if self.packs_dir is None:
+                raise ValueError(sha)
+            if self._packs is None or self._packs.directory != self.packs_dir:
+                self._packs = Packs(self.packs_dir)
+            packs = self._packs
         if raw.startswith(_DOCS_END, head.end()):
             return Summary(created, frozenset(), _loose(raw, head.end(), sha))
         groups = raw.split(_GROUP_CUT)
@@ -93,11 +110,12 @@ class Records:
             if 0 < i < last:
                 records = self._groups.get(group)
                 if records is None:
-                    records = self._groups[group] = self._cut(_OPEN + group + _GROUP_END, sha)
+                    text = _OPEN + group + _GROUP_END
+                    records = self._groups[group] = self._cut(text, sha, packs)
             else:  # the first and last groups hold the header and the tail: never shared
                 text = group[head.end() if i == 0 else 0 : cut if i == last else len(group)]
                 text = (text if i == 0 else _OPEN + text) + (b"," if i == last else _GROUP_END)
-                records = self._cut(text, sha)
+                records = self._cut(text, sha, packs)
             parts.append(records)
         keys = frozenset(chain.from_iterable(parts))
         if len(keys) != sum(map(len, parts)):
@@ -105,7 +123,7 @@ class Records:
         tail = raw.find(_DOCS_END, head.end())
         return Summary(created, keys, _loose(raw, tail, sha))
 
-    def _cut(self, text: bytes, sha: str) -> tuple[bytes, ...]:
+    def _cut(self, text: bytes, sha: str, packs: Packs | None) -> tuple[bytes, ...]:
         """``{"path":…]},{"path":…]},`` → its record keys, each decoded once."""
         pieces = text.split(_OPEN)
         if pieces[0] != b"":
@@ -113,7 +131,7 @@ class Records:
         del pieces[0]
         for key in pieces:
             if key not in self.decoded:
-                self.decoded[key] = _decode_doc(key, sha)
+                self.decoded[key] = _decode_doc(key, sha, packs)
         return tuple(pieces)
 
     def add(self, docs: list[dict[str, Any]]) -> frozenset[bytes]:
@@ -140,7 +158,9 @@ def _ids(raw: bytes) -> tuple[str, ...]:
     return tuple(raw.decode().replace('"', "").split(",")) if raw.strip() else ()
 
 
-def _decode_doc(key: bytes, sha: str) -> dict[str, Any]:
+def _decode_doc(key: bytes, sha: str, packs: Packs | None = None) -> dict[str, Any]:
+    """One record; ``packs`` resolves the ``chunkIds`` entries of a version-2 manifest
+    (ValueError when they do not resolve)."""
     match = _DOC.fullmatch(key)
     if match is None:
         raise ValueError(sha)
@@ -152,7 +172,7 @@ def _decode_doc(key: bytes, sha: str) -> dict[str, Any]:
         "versionId": version.decode(),
         "docType": doc_type.decode(),
         "blobSha": blob.decode(),
-        "chunkIds": _ids(ids),
+        "chunkIds": _ids(ids) if packs is None else tuple(packs.expand(_ids(ids))),
     }
 
 
@@ -168,6 +188,7 @@ def read_summary(
         raw = shared.manifest(sha) if shared else ws.manifest_path(sha).read_bytes()
         if raw is None:
             raise ValueError(sha)
+        records.packs_dir = None if shared else ws.chunk_packs_dir
         return records.parse(raw, sha)
     except (OSError, ValueError, UnicodeDecodeError):
         manifest = shared_manifest(ws, sha, shared)
