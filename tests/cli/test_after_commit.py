@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from tests.snapshot._kit import from_template
 
 from fixtures.build import build_fixture
 
@@ -103,7 +104,8 @@ def _stop(holder: subprocess.Popen[str]) -> None:
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    return _indexed_repo(tmp_path / "repo")
+    """docs-basic, initialized, committed and ingested by real processes once per worker."""
+    return from_template(tmp_path / "repo", "after-commit-indexed", _indexed_repo)
 
 
 # ---------------------------------------------------------------- item 5
