@@ -133,9 +133,13 @@ def make_repo(
     template = _TEMPLATES.get(key)
     if template is None:
         template = base.parent / f"_mcp-template-{len(_TEMPLATES)}"
-        _build_repo(
-            template, hermetic_env(template), fixture, init=init, ingest=ingest, files=files
-        )
+        try:
+            _build_repo(
+                template, hermetic_env(template), fixture, init=init, ingest=ingest, files=files
+            )
+        except BaseException:
+            shutil.rmtree(template, ignore_errors=True)  # the next test builds it afresh
+            raise
         _TEMPLATES[key] = template
     root = base / "repo"
     shutil.copytree(template / "repo", root, symlinks=True)

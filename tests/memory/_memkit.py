@@ -193,7 +193,11 @@ def make_repo(
     template = _TEMPLATES.get(key)
     if template is None:
         template = tmp_path.parent / f"_memkit-template-{int(commit)}{int(init)}"
-        _build_repo(template, commit=commit, init=init)
+        try:
+            _build_repo(template, commit=commit, init=init)
+        except BaseException:
+            shutil.rmtree(template, ignore_errors=True)  # the next test builds it afresh
+            raise
         _TEMPLATES[key] = template
     root = (tmp_path / name).resolve()
     root.parent.mkdir(parents=True, exist_ok=True)

@@ -273,6 +273,9 @@ def from_template(root: Path, key: str, build: Callable[[Path], object]) -> Path
         os.environ["XDG_CACHE_HOME"] = str(template / "cache")
         try:
             build(template / "repo")
+        except BaseException:
+            shutil.rmtree(template, ignore_errors=True)  # the next test builds it afresh
+            raise
         finally:
             if saved is None:
                 del os.environ["XDG_CACHE_HOME"]
