@@ -91,6 +91,24 @@ def git(repo: Path, *args: str) -> str:
     ).stdout
 
 
+def indexed_docs_basic(root: Path) -> Path:
+    """docs-basic at ``root``: ``ragit init``, the config committed, HEAD ingested (real
+    processes), copied from a per-worker template (:func:`tests.snapshot._kit.from_template`)
+    that the CLI tests starting from this state share."""
+    from tests.snapshot._kit import from_template
+
+    from fixtures.build import build_fixture
+
+    def build(target: Path) -> None:
+        build_fixture("docs-basic", target)
+        assert ragit_pipe(["init", "--yes"], target).returncode == 0
+        git(target, "add", "-A")
+        git(target, "commit", "-qm", "Track the RAGit config")
+        assert ragit_pipe(["ingest", "--all"], target).returncode == 0
+
+    return from_template(root, "cli-docs-basic-indexed", build)
+
+
 class Session:
     """An interactive program on a pseudo-terminal: send keys, wait for what it shows."""
 

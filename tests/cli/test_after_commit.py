@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from tests.cli._pty import indexed_docs_basic
 
 from fixtures.build import build_fixture
 
@@ -67,15 +68,6 @@ def _git(cwd: Path, *args: str) -> str:
     ).stdout.strip()
 
 
-def _indexed_repo(root: Path) -> Path:
-    build_fixture("docs-basic", root)
-    assert _run(["init", "--yes"], root).returncode == 0
-    _git(root, "add", "-A")
-    _git(root, "commit", "-qm", "Track the RAGit config")
-    assert _run(["ingest", "--all"], root).returncode == 0
-    return root
-
-
 def _commit_doc(root: Path, name: str, text: str) -> str:
     (root / "docs" / name).write_text(text, encoding="utf-8")
     _git(root, "add", f"docs/{name}")
@@ -103,7 +95,8 @@ def _stop(holder: subprocess.Popen[str]) -> None:
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    return _indexed_repo(tmp_path / "repo")
+    """docs-basic, initialized, committed and ingested by real processes once per worker."""
+    return indexed_docs_basic(tmp_path / "repo")
 
 
 # ---------------------------------------------------------------- item 5

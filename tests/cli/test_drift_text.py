@@ -6,21 +6,13 @@ import json
 from pathlib import Path
 
 import pytest
-from tests.cli._pty import git, plain, ragit_pipe, ragit_pty
-
-from fixtures.build import build_fixture
+from tests.cli._pty import git, indexed_docs_basic, plain, ragit_pipe, ragit_pty
 
 
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """docs-basic, committed config, HEAD indexed."""
-    root = tmp_path_factory.mktemp("drift") / "repo"
-    build_fixture("docs-basic", root)
-    assert ragit_pipe(["init", "--yes"], root).returncode == 0
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "Track the RAGit config")
-    assert ragit_pipe(["ingest", "--all"], root).returncode == 0
-    return root
+    return indexed_docs_basic(tmp_path_factory.mktemp("drift") / "repo")
 
 
 def test_nothing_to_report_is_one_all_clear_line(repo: Path) -> None:

@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 import tomlkit
+from tests.snapshot._kit import from_template
 
 from fixtures.build import build_fixture
 from ragit.contract import errors as catalog
@@ -105,14 +106,17 @@ def commit_all(root: Path, message: str) -> str:
 
 
 def initialized(tmp_path: Path, *, ingest: bool = True) -> Path:
-    """docs-basic with RAGit's config committed and, by default, HEAD indexed."""
-    root = tmp_path / "repo"
-    build_fixture("docs-basic", root)
-    ragit(root, "init", "--yes")
-    commit_all(root, "Track the RAGit config")
-    if ingest:
-        ragit(root, "ingest", "--all")
-    return root
+    """docs-basic with RAGit's config committed and, by default, HEAD indexed (built by real
+    processes once per worker, copied per test)."""
+
+    def build(root: Path) -> None:
+        build_fixture("docs-basic", root)
+        ragit(root, "init", "--yes")
+        commit_all(root, "Track the RAGit config")
+        if ingest:
+            ragit(root, "ingest", "--all")
+
+    return from_template(tmp_path / "repo", f"recovery-initialized-{int(ingest)}", build)
 
 
 def write(root: Path, path: str, text: str) -> None:

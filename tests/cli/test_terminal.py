@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from tests.cli._many import run_lines
+from tests.cli._pty import indexed_docs_basic
 
 from fixtures.build import build_fixture
 
@@ -59,13 +60,7 @@ def _pipe(args: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess
 
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("term") / "repo"
-    build_fixture("docs-basic", root)
-    assert _pipe(["init", "--yes"], root).returncode == 0
-    subprocess.run(["git", "add", "-A"], cwd=root, check=True)
-    subprocess.run(["git", "commit", "-qm", "Track the RAGit config"], cwd=root, check=True)
-    assert _pipe(["ingest", "--all"], root).returncode == 0
-    return root
+    return indexed_docs_basic(tmp_path_factory.mktemp("term") / "repo")
 
 
 # ---------------------------------------------------------------- item 1: formats

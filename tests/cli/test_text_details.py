@@ -9,22 +9,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from tests.cli._pty import git, plain, ragit_pipe, ragit_pty, run_pty
-
-from fixtures.build import build_fixture
+from tests.cli._pty import indexed_docs_basic, plain, ragit_pipe, ragit_pty, run_pty
 
 BIN = str(Path(sys.executable).parent)
 
 
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("details") / "repo"
-    build_fixture("docs-basic", root)
-    assert ragit_pipe(["init", "--yes"], root).returncode == 0
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "Track the RAGit config")
-    assert ragit_pipe(["ingest", "--all"], root).returncode == 0
-    return root
+    return indexed_docs_basic(tmp_path_factory.mktemp("details") / "repo")
 
 
 def test_config_list_shows_the_value_in_force_and_whence(repo: Path) -> None:

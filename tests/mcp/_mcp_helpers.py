@@ -18,6 +18,7 @@ import functools
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -47,6 +48,11 @@ def hermetic_env(base: Path) -> dict[str, str]:
         "[core]\n\tautocrlf = false\n",
         encoding="utf-8",
     )
+    return _hermetic_vars(base)
+
+
+def _hermetic_vars(base: Path) -> dict[str, str]:
+    home = base / "home"
     env = {k: v for k, v in os.environ.items() if k in ("PATH", "TMPDIR", "SYSTEMROOT")}
     env.update(
         HOME=str(home),
@@ -114,7 +120,55 @@ def make_repo(
     config: dict[str, str] | None = None,
     files: dict[str, str] | None = None,
 ) -> Path:
-    """A fixture repository, optionally initialized (config committed) and ingested."""
+    """A fixture repository, optionally initialized (config committed) and ingested.
+
+    In an environment as :func:`hermetic_env` makes it and without ``config`` (whose
+    provider may be a test's own server, which must see the ingest), the repository is
+    built once per process by :func:`_build_repo` and copied, with its reader copies put
+    where this environment's user cache expects them (they are named by the path).
+    """
+    if config is not None or env != _hermetic_vars(base):
+        return _build_repo(base, env, fixture, init=init, ingest=ingest, config=config, files=files)
+    key = json.dumps([fixture, init, ingest, files])
+    template = _TEMPLATES.get(key)
+    if template is None:
+        template = base.parent / f"_mcp-template-{len(_TEMPLATES)}"
+        try:
+            _build_repo(
+                template, hermetic_env(template), fixture, init=init, ingest=ingest, files=files
+            )
+        except BaseException:
+            shutil.rmtree(template, ignore_errors=True)  # the next test builds it afresh
+            raise
+        _TEMPLATES[key] = template
+    root = base / "repo"
+    shutil.copytree(template / "repo", root, symlinks=True)
+    stores = template / "home" / ".cache" / "ragit" / "stores" / _repo_id(template / "repo")
+    if stores.exists():
+        target = Path(env["XDG_CACHE_HOME"]) / "ragit" / "stores" / _repo_id(root)
+        shutil.copytree(stores, target, symlinks=True)
+    return root
+
+
+_TEMPLATES: dict[str, Path] = {}
+
+
+def _repo_id(root: Path) -> str:
+    from ragit.workspace import Workspace
+
+    return Workspace(root.resolve()).repo_id
+
+
+def _build_repo(
+    base: Path,
+    env: dict[str, str],
+    fixture: str | None,
+    *,
+    init: bool,
+    ingest: bool,
+    config: dict[str, str] | None = None,
+    files: dict[str, str] | None = None,
+) -> Path:
     root = base / "repo"
     if fixture is None:
         root.mkdir(parents=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -176,13 +177,38 @@ def tree_state(root: Path) -> dict[str, tuple[str, int]]:
     return state
 
 
+_TEMPLATES: dict[tuple[bool, bool], Path] = {}
+
+
 def make_repo(
     tmp_path: Path, *, name: str = "repo", commit: bool = True, init: bool = True
 ) -> Repo:
-    """A git repository with one knowledge document, ``ragit init``-ed, optionally committed."""
+    """A git repository with one knowledge document, ``ragit init``-ed, optionally committed.
+
+    Built once per process by :func:`_build_repo` (a real ``ragit init`` process) and copied
+    for each test: what it leaves is the repository alone (no user cache, no absolute path),
+    and the fixed git identity and clock give every copy the same commit.
+    """
+    key = (commit, init)
+    template = _TEMPLATES.get(key)
+    if template is None:
+        template = tmp_path.parent / f"_memkit-template-{int(commit)}{int(init)}"
+        try:
+            _build_repo(template, commit=commit, init=init)
+        except BaseException:
+            shutil.rmtree(template, ignore_errors=True)  # the next test builds it afresh
+            raise
+        _TEMPLATES[key] = template
     root = (tmp_path / name).resolve()
+    root.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(template / "repo", root, symlinks=True)
+    return Repo(root, {**os.environ, "XDG_CACHE_HOME": str(tmp_path / f"{name}-cache")})
+
+
+def _build_repo(base: Path, *, commit: bool, init: bool) -> Repo:
+    root = (base / "repo").resolve()
     root.mkdir(parents=True)
-    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / f"{name}-cache")}
+    env = {**os.environ, "XDG_CACHE_HOME": str(base / "repo-cache")}
     repo = Repo(root, env)
     repo.git("init", "-q", "-b", "main")
     repo.write("README.md", "# Demo\n\nA demo repository.\n")

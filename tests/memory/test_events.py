@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from _memkit import SECRET, Repo, tree_state, wrap_payload
+from tests.cli._many import run_many
 
 from ragit.artifacts.events import append_events, make_event, read_events
 from ragit.workspace import Workspace
@@ -146,21 +147,23 @@ def test_timeline_lists_events_newest_first_as_text(repo: Repo) -> None:
 def test_timeline_filters(repo: Repo) -> None:
     """Contract-mandated: --goal, --episode, --session, --kind, --since/--until, -n."""
     ids = _history(repo)
-
-    def count(*args: str) -> int:
-        run = repo.ragit("timeline", *args, "--format", "json")
-        assert run.code == 0, run.output
-        return len(run.data["events"])
-
-    assert count("--kind", "memory") == 2
-    assert count("--kind", "session") == 1
-    assert count("--session", ids["a"]) == 1
-    assert count("--goal", ids["goal"]) == 2
-    assert count("--episode", "ep-1") == 1
-    assert count("-n", "1") == 1
-    assert count("--since", "2999-01-01T00:00:00Z") == 0
-    assert count("--until", "2000-01-01T00:00:00Z") == 0
-    data = repo.ragit("timeline", "-n", "1", "--format", "json").data
+    expected = {
+        ("--kind", "memory"): 2,
+        ("--kind", "session"): 1,
+        ("--session", ids["a"]): 1,
+        ("--goal", ids["goal"]): 2,
+        ("--episode", "ep-1"): 1,
+        ("-n", "1"): 1,
+        ("--since", "2999-01-01T00:00:00Z"): 0,
+        ("--until", "2000-01-01T00:00:00Z"): 0,
+    }
+    # The filters, in one interpreter: what each selects is the point, not the process.
+    ran = run_many(repo.root, [("timeline", *args) for args in expected], env=repo.env)
+    for args, events in expected.items():
+        run = ran[" ".join(("timeline", *args))]
+        assert run.code == 0 and run.envelope["ok"], run.output
+        assert len(run.envelope["data"]["events"]) == events, args
+    data = ran["timeline -n 1"].envelope["data"]
     assert data["summary"]["eventCount"] == 3
     assert data["summary"]["byType"] == {"memory.wrap": 2, "session.materialize": 1}
     assert data["filters"]["maxCount"] == 1

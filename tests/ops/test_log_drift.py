@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.snapshot._kit import from_template
 
 from fixtures.build import build_fixture
 
@@ -32,15 +33,18 @@ def git(repo: Path, *args: str) -> str:
     ).stdout.strip()
 
 
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
+def _indexed(root: Path) -> None:
     build_fixture("docs-basic", root)
     ragit(root, "init", "--yes")
     git(root, "add", "-A")
     git(root, "commit", "-qm", "Track the RAGit config")
     ragit(root, "ingest")
-    return root
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """docs-basic, initialized, committed and ingested by real processes once per worker."""
+    return from_template(tmp_path / "repo", "ops-log-drift", _indexed)
 
 
 def plant_artifact(

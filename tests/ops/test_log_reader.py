@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from tests.ops.test_log_drift import git, ragit
+from tests.snapshot._kit import from_template
 
 from ragit.ops.history import log, records
 from ragit.ops.history.log import LogRequest, run_log
@@ -15,12 +16,9 @@ from ragit.workspace import Workspace
 ODD = 'docs/notes/say "hi" café.md'
 
 
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    """docs-basic indexed, then three more indexed commits: add, modify, delete."""
+def _indexed(root: Path) -> None:
     from fixtures.build import build_fixture
 
-    root = tmp_path / "repo"
     build_fixture("docs-basic", root)
     ragit(root, "init", "--yes")
     git(root, "add", "-A")
@@ -37,7 +35,13 @@ def repo(tmp_path: Path) -> Path:
     git(root, "rm", "-q", "docs/glossary/terms.md")
     git(root, "commit", "-qm", "Drop the glossary")
     ragit(root, "ingest")
-    return root
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """docs-basic indexed, then three more indexed commits: add, modify, delete (built by
+    real processes once per worker, copied per test)."""
+    return from_template(tmp_path / "repo", "ops-log-reader", _indexed)
 
 
 def _slow_only(raw: bytes, sha: str) -> records.Summary:

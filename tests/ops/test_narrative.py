@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.snapshot._kit import from_template
 
 from fixtures.build import build_fixture
 
@@ -35,10 +36,7 @@ def git(repo: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=repo, capture_output=True, check=True)
 
 
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    """docs-basic, indexed, plus a document whose title and heading carry markup and a secret."""
-    root = tmp_path / "repo"
+def _indexed(root: Path) -> None:
     build_fixture("docs-basic", root)
     ragit(root, "init", "--yes")
     (root / "docs/adr/0009-markup.md").write_text(
@@ -60,7 +58,13 @@ def repo(tmp_path: Path) -> Path:
     with (root / "docs/adr/0009-markup.md").open("a", encoding="utf-8") as fh:
         fh.write("\nMore.\n")
     git(root, "commit", "-qam", "Extend the markup ADR")
-    return root
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """docs-basic, indexed, plus a document whose title and heading carry markup and a secret
+    (built by real processes once per worker, copied per test)."""
+    return from_template(tmp_path / "repo", "ops-narrative", _indexed)
 
 
 def plant_wrap_and_event(repo: Path) -> None:

@@ -15,7 +15,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -268,6 +268,43 @@ def indexed_repo(tmp_path: Path, fixture: str, *, commit_init: bool = False) -> 
     source = template / "cache" / "ragit" / "stores" / template_id
     shutil.copytree(source, user_cache_dir() / "stores" / repo.ws.repo_id, symlinks=True)
     return repo
+
+
+_BUILT: dict[str, Path] = {}
+
+
+def from_template(root: Path, key: str, build: Callable[[Path], object]) -> Path:
+    """``build(root)``, run once per process for ``key`` and copied to ``root`` for each test.
+
+    For a setup (``init``, commits, ``ingest``) whose effect is the repository directory and
+    its reader copies in the user cache: the template is built with a user cache of its own
+    (at ``root``'s parent's parent, the worker's temporary base), and each copy's reader
+    copies are placed where the current user cache expects them (they are named by the
+    repository's path). A setup that starts a process outliving it is no candidate.
+    """
+    template = _BUILT.get(key)
+    if template is None:
+        template = root.parent.parent / f"_template-{key}"
+        saved = os.environ.get("XDG_CACHE_HOME")
+        os.environ["XDG_CACHE_HOME"] = str(template / "cache")
+        try:
+            build(template / "repo")
+        except BaseException:
+            shutil.rmtree(template, ignore_errors=True)  # the next test builds it afresh
+            raise
+        finally:
+            if saved is None:
+                del os.environ["XDG_CACHE_HOME"]
+            else:
+                os.environ["XDG_CACHE_HOME"] = saved
+        _BUILT[key] = template
+    shutil.copytree(template / "repo", root, symlinks=True)
+    template_id = Workspace((template / "repo").resolve()).repo_id
+    stores = template / "cache" / "ragit" / "stores" / template_id
+    if stores.exists():
+        target = user_cache_dir() / "stores" / Workspace(root.resolve()).repo_id
+        shutil.copytree(stores, target, symlinks=True)
+    return root
 
 
 def tree_state(*roots: Path) -> dict[str, tuple[str, int]]:
