@@ -159,3 +159,75 @@ def test_a_cold_query_starts_no_blas_worker_threads(indexed: Path) -> None:
     if threads == ["BLAS null"]:
         pytest.skip("numpy's BLAS here is not the OpenBLAS of its wheel")
     assert threads == ["BLAS 1"]
+
+
+def test_status_reads_the_placeholder_cache_without_building_an_embedder(indexed: Path) -> None:
+    """Implementation choice: `status` summarises the placeholder's embedding cache without
+    the provider base, the cached embedder or the provider's module."""
+    modules, _, proc = _run(indexed, "status", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    cache = json.loads(proc.stdout)["data"]["embedding"]["cache"]
+    assert cache["mode"] == "readonly" and cache["namespaceReadable"] is True
+    assert not _offenders(
+        modules, ("ragit.embed.policy", "ragit.embed.base", "ragit.embed.providers")
+    )
+
+
+# pydantic, and the distribution metadata its plugin loader reads on import.
+_NO_MODEL_LIBRARY = ("pydantic", "pydantic_core", "ragit.contract.models", "importlib.metadata")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("config", "set", "retrieval.top_k", "7", "--format", "json"),
+        ("config", "set", "retrieval.top_k", "8", "--dry-run", "--format", "json"),
+        ("config", "get", "retrieval.top_k", "--format", "json"),
+        ("config", "unset", "retrieval.top_k", "--format", "json"),
+    ],
+    ids=["config set", "config set --dry-run", "config get", "config unset"],
+)
+def test_config_commands_import_no_pydantic_for_a_valid_value(
+    tmp_path: Path, args: tuple[str, ...]
+) -> None:
+    """Implementation choice: `config set|get|unset` with a value of its key's type import
+    no pydantic (a value pydantic must judge, such as `abc` for an integer, still does)."""
+    build_fixture("docs-basic", tmp_path)
+    subprocess.run(
+        [sys.executable, "-m", "ragit", "init", "--yes"],
+        cwd=tmp_path,
+        capture_output=True,
+        check=True,
+    )
+    modules, _, proc = _run(tmp_path, *args)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["ok"] is True
+    assert not _offenders(modules, _NO_MODEL_LIBRARY)
+
+
+def test_config_set_still_judges_a_wrong_value_with_pydantics_message(tmp_path: Path) -> None:
+    build_fixture("docs-basic", tmp_path)
+    subprocess.run(
+        [sys.executable, "-m", "ragit", "init", "--yes"],
+        cwd=tmp_path,
+        capture_output=True,
+        check=True,
+    )
+    _, _, proc = _run(tmp_path, "config", "set", "retrieval.top_k", "0", "--format", "json")
+    error = json.loads(proc.stdout)["error"]
+    assert proc.returncode != 0
+    assert error["code"] == "INPUT_INVALID"
+    assert "greater than or equal to 1" in json.dumps(error)
+
+
+@pytest.mark.parametrize("dry_run", [False, True], ids=["init", "init --dry-run"])
+def test_init_imports_no_pydantic(tmp_path: Path, dry_run: bool) -> None:
+    """Implementation choice: `ragit init` builds its data as plain mappings; its pydantic
+    models describe the shape for `describe` only."""
+    build_fixture("docs-basic", tmp_path)
+    args = ("init", "--yes", "--format", "json", *(("--dry-run",) if dry_run else ()))
+    modules, _, proc = _run(tmp_path, *args)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)["data"]
+    assert data["dryRun"] is dry_run and data["declined"] is False
+    assert not _offenders(modules, _NO_MODEL_LIBRARY)

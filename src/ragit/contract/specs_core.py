@@ -98,7 +98,7 @@ CORE_COMMANDS: tuple[CommandSpec, ...] = (
                 default=False,
             ),
         ),
-        output_model="ragit.cli.commands.init:InitData",
+        output_model="ragit.cli.commands.init_data:InitData",
         examples=(
             "ragit init --yes",
             "ragit init --yes --dry-run --format json",

@@ -47,19 +47,16 @@ from ragit.contract.errors import (
 from ragit.contract.mcp_errors import McpRemoteEmbeddingCacheMiss
 from ragit.embed.base import Embedder, ProviderOptions, Vector
 from ragit.embed.cache import CacheCheck, CacheMode, EmbeddingCache, normalize_text, text_key
+from ragit.embed.egress import RemotePolicy, check_egress, remote_policy
 from ragit.embed.profile import (
     EmbeddingProfile,
     EmbeddingSettings,
     ProviderSpec,
-    as_mapping,
     resolve_settings,
 )
 
 Mode = Literal["cli", "dry-run", "mcp"]
-RemotePolicy = Literal["allow-sanitized", "local-only"]
 Purpose = Literal["document", "query", "artifact"]
-
-REMOTE_POLICIES: tuple[str, ...] = ("allow-sanitized", "local-only")
 
 
 @dataclass(frozen=True)
@@ -266,37 +263,6 @@ class CachedEmbedder:
         tb: TracebackType | None,
     ) -> None:
         self.close()
-
-
-def remote_policy(security_cfg: Mapping[str, object] | Any) -> RemotePolicy:
-    """``security.remote_embedding_policy`` (default ``allow-sanitized``).
-
-    Raises:
-        InputInvalid: an unknown value.
-    """
-    value = as_mapping(security_cfg).get("remote_embedding_policy", "allow-sanitized")
-    if value is None:
-        return "allow-sanitized"
-    if value == "allow-sanitized":
-        return "allow-sanitized"
-    if value == "local-only":
-        return "local-only"
-    raise InputInvalid(
-        "security.remote_embedding_policy", "must be one of: " + ", ".join(REMOTE_POLICIES)
-    )
-
-
-def check_egress(profile: EmbeddingProfile, policy: RemotePolicy) -> None:
-    """Refuse a remote-egress profile under ``local-only``.
-
-    Raises:
-        InputInvalid: on field ``security.remote_embedding_policy``.
-    """
-    if policy == "local-only" and profile.egress == "remote":
-        raise InputInvalid(
-            "security.remote_embedding_policy",
-            f"provider {profile.provider} requires remote egress but policy is local-only",
-        )
 
 
 def create_provider(profile: EmbeddingProfile, options: ProviderOptions) -> Embedder:

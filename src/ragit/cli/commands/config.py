@@ -6,38 +6,17 @@ from typing import Any
 
 from ragit.cli.invocation import Invocation, Outcome
 from ragit.cli.render import paint, value
-from ragit.contract.models import WireModel
-from ragit.ops.config.edit import ConfigSetData, set_value
+from ragit.ops.config.edit import ConfigSetResult, set_value
 
 
-class ConfigEntry(WireModel):
-    """One key: its value, its default, whether the file sets it, and the value in force
-    with its source (file, default, provider, environment, contract, terminal)."""
-
-    key: str
-    value: Any
-    default: Any
-    set: bool
-    in_force: Any
-    source: str
-    source_detail: str | None
-
-
-class ConfigListData(WireModel):
-    """Every key RAGit honours (`config list`)."""
-
-    path: str
-    entries: list[ConfigEntry]
-
-
-def _render(data: ConfigSetData) -> str:
+def _render(data: ConfigSetResult) -> str:
     if not data.changed:
         return f"{data.key} is already {value(data.value)}"
     verb = "would change" if data.dry_run else "changed"
     return f"{data.key} {verb}: {value(data.previous)} → {value(data.value)} ({data.path})"
 
 
-def _migration_after(inv: Invocation, data: ConfigSetData) -> list[str]:
+def _migration_after(inv: Invocation, data: ConfigSetResult) -> list[str]:
     """A changed embedding key whose new profile no longer matches the store's chunks."""
     from ragit.config import load_config
     from ragit.contract.errors import RagitError

@@ -13,49 +13,9 @@ import sys
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field
-
 from ragit.cli.invocation import Invocation, Outcome
 from ragit.contract.errors import NotAGitRepository
-from ragit.contract.models import WireModel
 from ragit.workspace import GITIGNORE_ENTRIES, Workspace
-
-
-class GitignorePlan(WireModel):
-    path: str
-    policy: Literal["safe"]
-    planned_entries: list[str]
-    added_entries: list[str]
-    existing_entries: list[str]
-
-
-class ConfigPlan(WireModel):
-    path: str
-    status: Literal["created", "exists", "planned"]
-
-
-class InitData(WireModel):
-    """Result of `ragit init`."""
-
-    dry_run: bool
-    root: str
-    git_initialized: bool
-    config: ConfigPlan
-    gitignore: GitignorePlan
-    next_actions: list[str]
-    execution_mode: Literal["interactive", "non-interactive"] = "non-interactive"
-    repository_mode: Literal["empty", "existing", "monorepo", "docs-heavy"] = "existing"
-    strategy: Literal["minimal", "balanced", "full"] = "minimal"
-    scan: dict[str, Any] = Field(default_factory=dict)
-    coverage: dict[str, Any] = Field(default_factory=dict)
-    maturity: dict[str, int] = Field(default_factory=dict)
-    knowledge_map: list[dict[str, Any]] = Field(default_factory=list)
-    actions: dict[str, Any] = Field(default_factory=dict)
-    bootstrap: dict[str, Any] = Field(default_factory=dict)
-    # The ingest surface against the documents found (ragit.ops.authority.discover.surface).
-    surface: dict[str, Any] = Field(default_factory=dict)
-    # Asked at a terminal and answered no: nothing was written.
-    declined: bool = False
 
 
 def _existing_ignore_lines(path: Path) -> set[str]:
@@ -98,8 +58,9 @@ def init_repository(
     mode: str = "auto",
     strategy: str = "minimal",
     interactive: bool = False,
-) -> InitData:
-    """Bootstrap RAGit at the repository containing ``start``.
+) -> dict[str, Any]:
+    """Bootstrap RAGit at the repository containing ``start``: the command's data (its shape
+    for ``describe``: :class:`ragit.cli.commands.init_data.InitData`).
 
     Raises:
         NotAGitRepository: outside a repository without ``git_init``.
@@ -168,51 +129,52 @@ def init_repository(
     created = report["actions"]["created"]
     if created:
         next_actions[0] = "review the inferred drafts (" + ", ".join(created) + "), then commit"
-    return InitData(
-        dry_run=dry_run,
-        root=str(root),
-        git_initialized=git_initialized,
-        config=ConfigPlan(path=ws.relative(ws.config_path), status=config_status),
-        gitignore=GitignorePlan(
-            path=".gitignore",
-            policy="safe",
-            planned_entries=missing,
-            added_entries=added,
-            existing_entries=[e for e in GITIGNORE_ENTRIES if e not in missing],
-        ),
-        next_actions=next_actions,
-        surface=surface,
+    return {
+        "dryRun": dry_run,
+        "root": str(root),
+        "gitInitialized": git_initialized,
+        "config": {"path": ws.relative(ws.config_path), "status": config_status},
+        "gitignore": {
+            "path": ".gitignore",
+            "policy": "safe",
+            "plannedEntries": missing,
+            "addedEntries": added,
+            "existingEntries": [e for e in GITIGNORE_ENTRIES if e not in missing],
+        },
+        "nextActions": next_actions,
         **report,
-    )
+        "surface": surface,
+        "declined": False,
+    }
 
 
-def _render(data: InitData) -> str:
-    verb = "would be" if data.dry_run else "is"
-    lines = [f"RAGit init ({'dry run' if data.dry_run else 'applied'}) at {data.root}"]
-    if data.git_initialized:
+def _render(data: dict[str, Any]) -> str:
+    verb = "would be" if data["dryRun"] else "is"
+    lines = [f"RAGit init ({'dry run' if data['dryRun'] else 'applied'}) at {data['root']}"]
+    if data["gitInitialized"]:
         lines.append(f"- git repository {verb} initialized")
-    lines.append(f"- {data.config.path}: {data.config.status}")
-    if data.dry_run:
-        lines.append(f"- .gitignore entries planned: {len(data.gitignore.planned_entries)}")
+    lines.append(f"- {data['config']['path']}: {data['config']['status']}")
+    if data["dryRun"]:
+        lines.append(f"- .gitignore entries planned: {len(data['gitignore']['plannedEntries'])}")
     else:
-        lines.append(f"- .gitignore entries added: {len(data.gitignore.added_entries)}")
+        lines.append(f"- .gitignore entries added: {len(data['gitignore']['addedEntries'])}")
     surface_line = _render_surface(data)
     if surface_line:
         lines.append(surface_line)
     lines += _render_report(data)
     lines.append("next:")
-    lines += [f"  {a}" for a in data.next_actions]
+    lines += [f"  {a}" for a in data["nextActions"]]
     return "\n".join(lines)
 
 
-def _render_surface(data: InitData) -> str | None:
+def _render_surface(data: dict[str, Any]) -> str | None:
     """What the ingest surface covers of the documents found, and what init did about it."""
-    surface = data.surface
+    surface = data["surface"]
     if not surface or not surface.get("markdown"):
         return None
     found = f"{surface['defaultCovers']} of {surface['markdown']} markdown documents"
     if surface["status"] == "written":
-        verb = "would write" if data.dry_run else "wrote"
+        verb = "would write" if data["dryRun"] else "wrote"
         return (
             f"- surface: README.md and docs/** hold {found}; {verb} ingest.include = "
             f"{', '.join(surface['include'])} to cover where they are"
@@ -225,14 +187,14 @@ def _render_surface(data: InitData) -> str | None:
     return f"- surface: README.md and docs/** hold {found}"
 
 
-def _render_report(data: InitData) -> list[str]:
+def _render_report(data: dict[str, Any]) -> list[str]:
     """The discovery summary: repository, coverage, maturity, plan."""
-    scan = data.scan
+    scan = data["scan"]
     if not scan:
         return []
     langs = ", ".join(scan["languages"][:5]) or "none"
     lines = [
-        f"repository: {data.repository_mode} (strategy {data.strategy}); "
+        f"repository: {data['repositoryMode']} (strategy {data['strategy']}); "
         f"{scan['codeFileCount']} code files, {scan['docFileCount']} docs; languages: {langs}",
     ]
     if scan["frameworks"]:
@@ -245,15 +207,15 @@ def _render_report(data: InitData) -> list[str]:
             f"  monorepo: {', '.join(scan['workspaceFiles']) or 'apps/packages'}; {members} units"
         )
     lines.append("coverage:")
-    for slot, entry in data.coverage.items():
+    for slot, entry in data["coverage"].items():
         sources = ", ".join(entry["sources"][:3])
         more = "" if len(entry["sources"]) <= 3 else f" (+{len(entry['sources']) - 3})"
         lines.append(f"  {slot:<22} {entry['status']:<10} {sources}{more}")
-    lines.append("maturity: " + ", ".join(f"{k} {v}" for k, v in data.maturity.items()))
+    lines.append("maturity: " + ", ".join(f"{k} {v}" for k, v in data["maturity"].items()))
     lines.append("plan:")
-    for action in data.actions.get("planned", []):
+    for action in data["actions"].get("planned", []):
         lines.append(f"  {action['type']:<6} {action['path']} — {action['reason']}")
-    authority = data.bootstrap.get("docsAuthority") or {}
+    authority = data["bootstrap"].get("docsAuthority") or {}
     if authority:
         lines.append(
             f"docs authority: {authority.get('tracked', 0)} tracked, "
@@ -284,11 +246,9 @@ def run(inv: Invocation) -> Outcome:
         )
         sys.stderr.write(_render(plan) + "\n")
         if not click.confirm("Write these files?", default=True, err=True):
-            declined = plan.model_copy(update={"declined": True, "execution_mode": "interactive"})
-            inv._root, inv._root_searched = Path(declined.root), True
-            return Outcome(
-                data=declined.dump(), text="nothing written (answered no; `ragit init --yes`)"
-            )
+            declined = {**plan, "executionMode": "interactive", "declined": True}
+            inv._root, inv._root_searched = Path(declined["root"]), True
+            return Outcome(data=declined, text="nothing written (answered no; `ragit init --yes`)")
     data = init_repository(
         inv.start_dir,
         git_init=git_init,
@@ -297,8 +257,8 @@ def run(inv: Invocation) -> Outcome:
         strategy=strategy,
         interactive=interactive,
     )
-    inv._root, inv._root_searched = Path(data.root), True
-    return Outcome(data=data.dump(), text=lambda: _render(data))
+    inv._root, inv._root_searched = Path(data["root"]), True
+    return Outcome(data=data, text=lambda: _render(data))
 
 
 def _stdin_is_terminal() -> bool:

@@ -12,25 +12,39 @@ import types
 import typing
 from typing import Any
 
-from pydantic import ValidationError
-
 from ragit import _json
 from ragit._fs import atomic_write_text
 from ragit.config import SECTIONS, load_config
 from ragit.contract.errors import ConfigInvalid, InputInvalid
-from ragit.contract.models import WireModel
 from ragit.workspace import Workspace
 
 
-class ConfigSetData(WireModel):
-    """Result of `config set`."""
+class ConfigSetResult:
+    """Result of `config set` (its wire shape for ``describe``:
+    :class:`ragit.cli.commands.config_data.ConfigSetData`)."""
 
-    key: str
-    value: Any
-    previous: Any
-    changed: bool
-    dry_run: bool
-    path: str
+    __slots__ = ("changed", "dry_run", "key", "path", "previous", "value")
+
+    def __init__(
+        self, *, key: str, value: Any, previous: Any, changed: bool, dry_run: bool, path: str
+    ) -> None:
+        self.key = key
+        self.value = value
+        self.previous = previous
+        self.changed = changed
+        self.dry_run = dry_run
+        self.path = path
+
+    def dump(self) -> dict[str, Any]:
+        """The envelope's ``data`` (camelCase keys)."""
+        return {
+            "key": self.key,
+            "value": self.value,
+            "previous": self.previous,
+            "changed": self.changed,
+            "dryRun": self.dry_run,
+            "path": self.path,
+        }
 
 
 def _coerce(section: str, key: str, raw: str) -> Any:
@@ -143,7 +157,7 @@ def _without_userinfo(url: str) -> str:
     return f"{scheme}://***@{authority.rsplit('@', 1)[1]}{slash}{path}"
 
 
-def set_value(ws: Workspace, dotted: str, raw: str, *, dry_run: bool) -> ConfigSetData:
+def set_value(ws: Workspace, dotted: str, raw: str, *, dry_run: bool) -> ConfigSetResult:
     """Validate and write one key, preserving the rest of the file byte for byte.
 
     Raises:
@@ -169,8 +183,12 @@ def set_value(ws: Workspace, dotted: str, raw: str, *, dry_run: bool) -> ConfigS
     # that already holds an invalid value elsewhere must stay repairable with `config set`.
     model = SECTIONS[section]
     try:
-        model.model_validate({key: value})
-    except ValidationError as exc:
+        model.model_validate({key: value})  # pydantic is imported only for a value it must judge
+    except Exception as exc:
+        from pydantic import ValidationError
+
+        if not isinstance(exc, ValidationError):
+            raise
         first = exc.errors(include_url=False, include_input=False)[0]
         raise InputInvalid("value", str(first["msg"])) from None
     _check_strings(dotted, value)
@@ -203,7 +221,7 @@ def set_value(ws: Workspace, dotted: str, raw: str, *, dry_run: bool) -> ConfigS
     changed = previous != value
     if changed and not dry_run:
         atomic_write_text(ws.config_path, tomlkit.dumps(doc))
-    return ConfigSetData(
+    return ConfigSetResult(
         key=dotted,
         value=value,
         previous=previous,
@@ -213,17 +231,31 @@ def set_value(ws: Workspace, dotted: str, raw: str, *, dry_run: bool) -> ConfigS
     )
 
 
-class ConfigUnsetData(WireModel):
-    """Result of `config unset`."""
+class ConfigUnsetResult:
+    """Result of `config unset` (its wire shape for ``describe``:
+    :class:`ragit.cli.commands.config_data.ConfigUnsetData`)."""
 
-    key: str
-    previous: Any
-    removed: bool
-    dry_run: bool
-    path: str
+    __slots__ = ("dry_run", "key", "path", "previous", "removed")
+
+    def __init__(self, *, key: str, previous: Any, removed: bool, dry_run: bool, path: str) -> None:
+        self.key = key
+        self.previous = previous
+        self.removed = removed
+        self.dry_run = dry_run
+        self.path = path
+
+    def dump(self) -> dict[str, Any]:
+        """The envelope's ``data`` (camelCase keys)."""
+        return {
+            "key": self.key,
+            "previous": self.previous,
+            "removed": self.removed,
+            "dryRun": self.dry_run,
+            "path": self.path,
+        }
 
 
-def unset_value(ws: Workspace, dotted: str, *, dry_run: bool) -> ConfigUnsetData:
+def unset_value(ws: Workspace, dotted: str, *, dry_run: bool) -> ConfigUnsetResult:
     """Remove one key (``section.key``) or a whole section from the file, keeping every other
     byte; a key RAGit honours then takes its default. Removing what the file does not hold
     is a no-op (``removed: false``), so a printed fix can be run twice.
@@ -267,7 +299,7 @@ def unset_value(ws: Workspace, dotted: str, *, dry_run: bool) -> ConfigUnsetData
         previous = _without_userinfo(previous)
     if removed and not dry_run:
         atomic_write_text(ws.config_path, tomlkit.dumps(doc))
-    return ConfigUnsetData(
+    return ConfigUnsetResult(
         key=dotted,
         previous=previous,
         removed=removed,

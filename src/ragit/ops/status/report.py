@@ -480,8 +480,8 @@ def _embedding_block(ws: Workspace, cfg: Any, shared: SharedStore | None = None)
     if cfg is None:
         out.update(ready=False, needsMigration=False)
         return out
-    from ragit.embed import build_embedder, resolve_profile
-    from ragit.embed.profile import missing_credential
+    from ragit.embed.profile import missing_credential, resolve_profile
+    from ragit.embed.summary import dry_run_cache_summary
 
     try:
         profile = resolve_profile(cfg.embedding)
@@ -505,22 +505,20 @@ def _embedding_block(ws: Workspace, cfg: Any, shared: SharedStore | None = None)
     out["credentialMissing"] = credential
     out["ready"] = credential is None and not needs_migration
     try:
-        embedder = build_embedder(ws.root, cfg.embedding, cfg.security, mode="dry-run")
+        out["cache"] = dry_run_cache_summary(
+            ws.root, cfg.embedding, cfg.security, timeout_ms=cfg.embedding.timeout_ms
+        )
     except RagitError as exc:
         out["cache"] = {"enabled": False, "errorCode": exc.code, "reason": exc.message}
         out["ready"] = False
-        return out
-    try:
-        out["cache"] = embedder.cache_summary(timeout_ms=cfg.embedding.timeout_ms)
-    finally:
-        embedder.close()
     return out
 
 
 def _lock_block(ws: Workspace) -> dict[str, Any]:
-    from ragit.store.lock import inspect_lock
+    # ragit.store.lock.inspect_lock without the writer's lock class (read-only, as above).
+    from ragit._lock import inspect
 
-    info = inspect_lock(ws)
+    info = inspect(ws.lock_path)
     return {"state": info.state, "owner": info.owner, "path": ws.relative(ws.lock_path)}
 
 
