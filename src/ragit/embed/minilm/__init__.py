@@ -94,10 +94,10 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     import importlib
 
-    module_name, backend = _LAZY[name]
+    module_name, runtime = _LAZY[name]
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        install = NUMPY_INSTALL_COMMAND if backend == NUMPY_FP32 else ORT_INSTALL_COMMAND
-        raise EmbeddingBackendUnavailable(backend, [exc.name or str(exc)], install) from exc
+        install = NUMPY_INSTALL_COMMAND if runtime == NUMPY_FP32 else ORT_INSTALL_COMMAND
+        raise EmbeddingBackendUnavailable(runtime, [exc.name or str(exc)], install) from exc
     return getattr(module, name)
