@@ -34,6 +34,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import urllib.parse
 import uuid
 import warnings
 from collections.abc import Iterator
@@ -116,12 +117,110 @@ def not_applicable(case: Case, backend: str) -> str | None:
     return None
 
 
+class Databases:
+    """Copies of the server's state, for setup prefixes shared by cases (conformance.setup_cache).
+
+    A prefix runs against a database of its own, created from a migrated empty one (the
+    implementation's own ``migrate store``, run once, when the first prefix needs it). What
+    the prefix leaves on the server is kept as a template (``CREATE DATABASE … TEMPLATE``),
+    and each case with that prefix gets a fresh copy under the very name, so the very URL,
+    the prefix was built with; the copy is dropped when the case ends. Names carry this
+    process's id: the pytest workers may share one server.
+    """
+
+    def __init__(self, admin_url: str, impl: Impl, pass_env: tuple[str, ...] = ()) -> None:
+        self.admin_url = admin_url
+        self.impl = impl
+        self.pass_env = pass_env
+        self.stem = f"ragit_conformance_{os.getpid()}_"
+        self._schema: str | None = None
+        self._made: set[str] = set()
+
+    def url(self, database: str) -> str:
+        """``admin_url`` naming ``database`` instead."""
+        parts = urllib.parse.urlsplit(self.admin_url)
+        return urllib.parse.urlunsplit(parts._replace(path=f"/{database}"))
+
+    def _execute(self, *statements: str) -> None:
+        import psycopg
+
+        with psycopg.connect(self.admin_url, autocommit=True) as admin:
+            for statement in statements:
+                admin.execute(statement)
+
+    def _copy(self, database: str, template: str) -> None:
+        self._made.add(database)
+        self._execute(
+            f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)',
+            f'CREATE DATABASE "{database}" TEMPLATE "{template}"',
+        )
+
+    def fresh(self, key: str) -> dict[str, str]:
+        """A migrated, empty database for the prefix ``key``: the environment naming it.
+
+        Raises:
+            CaseError: the server refused, or ``migrate store`` failed.
+        """
+        try:
+            if self._schema is None:
+                schema = f"{self.stem}schema"
+                self._made.add(schema)
+                self._execute(
+                    f'DROP DATABASE IF EXISTS "{schema}" WITH (FORCE)',
+                    f'CREATE DATABASE "{schema}"',
+                )
+                migrate(self.impl, self.url(schema), self.pass_env)
+                self._schema = schema
+            self._copy(self.stem + key, self._schema)
+        except Exception as exc:
+            if isinstance(exc, CaseError):
+                raise
+            raise CaseError(f"cannot create a database for a setup prefix: {exc}") from exc
+        return {"RAGIT_DATABASE_URL": self.url(self.stem + key)}
+
+    def save(self, key: str) -> bool:
+        """Keep what the prefix ``key`` left on the server as its template; False when the
+        server refused (a process of the prefix still holds a connection to it)."""
+        try:
+            self._copy(f"{self.stem}{key}_saved", self.stem + key)
+        except Exception:
+            return False
+        return True
+
+    def restore(self, key: str) -> dict[str, str]:
+        """A fresh copy of the prefix ``key``'s template, under the name it was built with.
+
+        Raises:
+            CaseError: the server refused.
+        """
+        try:
+            self._copy(self.stem + key, f"{self.stem}{key}_saved")
+        except Exception as exc:
+            raise CaseError(f"cannot copy the database of a setup prefix: {exc}") from exc
+        return {"RAGIT_DATABASE_URL": self.url(self.stem + key)}
+
+    def discard(self, key: str) -> None:
+        """Drop the prefix ``key``'s working copy (its processes are disconnected)."""
+        with contextlib.suppress(Exception):
+            self._execute(f'DROP DATABASE IF EXISTS "{self.stem + key}" WITH (FORCE)')
+
+    def close(self) -> None:
+        """Drop every database this object created."""
+        for database in sorted(self._made):
+            with contextlib.suppress(Exception):
+                self._execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
+        self._made.clear()
+        self._schema = None
+
+
 @dataclass
 class Backend:
-    """What a run on one backend adds to every case: environment and repository config."""
+    """What a run on one backend adds to every case: environment and repository config;
+    ``databases``, when the server's state can be copied for shared setup prefixes."""
 
     name: str = DEFAULT_BACKEND
     env: dict[str, str] = field(default_factory=dict)
+    databases: Databases | None = None
 
     def repository_name(self, case: Case) -> str:
         """A name on the shared store no other case run uses."""
@@ -177,11 +276,24 @@ def migrate(impl: Impl, url: str, pass_env: tuple[str, ...] = ()) -> None:
         raise CaseError(f"`migrate store` on the server exited {done.returncode}: {out}")
 
 
+def without_fsync(url: str) -> None:
+    """Turn ``fsync`` off on the server at ``url`` (its superuser's): for a throwaway server,
+    whose data need not survive a crash of the machine. Every commit, and every database
+    created or dropped, then skips the wait for the disk; a crash of the server itself still
+    recovers from its log as before."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as admin:
+        admin.execute("ALTER SYSTEM SET fsync = off")
+        admin.execute("SELECT pg_reload_conf()")
+
+
 @contextlib.contextmanager
 def postgres_server() -> Iterator[str]:
     """A PostgreSQL with pgvector from the ``pgserver`` wheel: its URL, until the block ends.
 
-    The data directory is temporary and the server listens only on a unix socket in it.
+    The data directory is temporary and the server listens only on a unix socket in it;
+    ``fsync`` is off (:func:`without_fsync`).
 
     Raises:
         CaseError: the wheel is missing or the server did not start.
@@ -200,7 +312,12 @@ def postgres_server() -> Iterator[str]:
         shutil.rmtree(base, ignore_errors=True)
         raise CaseError(f"PostgreSQL from the pgserver wheel did not start: {exc!r}") from exc
     try:
-        yield str(handle.get_uri())
+        url = str(handle.get_uri())
+        try:
+            without_fsync(url)
+        except Exception as exc:
+            raise CaseError(f"the server from the pgserver wheel refused a setting: {exc}") from exc
+        yield url
     finally:
         with contextlib.suppress(Exception):
             handle.cleanup()
@@ -209,9 +326,15 @@ def postgres_server() -> Iterator[str]:
 
 @contextlib.contextmanager
 def open_backend(
-    name: str, impl: Impl, *, database_url: str | None = None, pass_env: tuple[str, ...] = ()
+    name: str,
+    impl: Impl,
+    *,
+    database_url: str | None = None,
+    pass_env: tuple[str, ...] = (),
+    copies: bool = False,
 ) -> Iterator[Backend]:
-    """The backend of a run: for ``postgres``, a migrated server for the whole block.
+    """The backend of a run: for ``postgres``, a migrated server for the whole block; with
+    ``copies``, its :class:`Databases` too (dropped when the block ends).
 
     Raises:
         CaseError: the server cannot be started or migrated.
@@ -226,4 +349,8 @@ def open_backend(
         if not url:
             url = stack.enter_context(postgres_server())
         migrate(impl, url, pass_env)
-        yield Backend(name, {"RAGIT_DATABASE_URL": url})
+        databases = None
+        if copies:
+            databases = Databases(url, impl, pass_env)
+            stack.callback(databases.close)
+        yield Backend(name, {"RAGIT_DATABASE_URL": url}, databases)

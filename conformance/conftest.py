@@ -12,8 +12,9 @@ selects them): one server per process (per xdist worker), started from the
 ``pgserver`` wheel on the first such item, migrated once, stopped at the end
 (``RAGIT_CONFORMANCE_DATABASE_URL`` names an existing server instead). Without
 pgserver or psycopg those items skip, saying so; a case marked for other backends
-is a skip with its reason (conformance.backends). On the embedded store, a leading run
-of setup steps several cases share runs once per process (conformance.setup_cache).
+is a skip with its reason (conformance.backends). A leading run of setup steps several
+cases share runs once per process (conformance.setup_cache); on PostgreSQL against a
+database of its own, copied for each case (conformance.backends.Databases).
 """
 
 from __future__ import annotations
@@ -92,7 +93,7 @@ def _backend(name: str) -> Backend | str:
         if missing is not None:
             return f"LOUD SKIP: the {name} backend cannot run here: {missing}"
     try:
-        return _BACKENDS.enter_context(open_backend(name, local_impl()))
+        return _BACKENDS.enter_context(open_backend(name, local_impl(), copies=True))
     except CaseError as exc:
         return f"the {name} backend did not start: {exc}"
 

@@ -19,6 +19,7 @@ running a recovery command) turns into a FAIL of the rule.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import os
 import re
@@ -437,14 +438,23 @@ def run_case(
         return result
     steps: list[dict[str, Any]] = case.data.get("setup", [])
     cached = 0
+    server = backend.databases if backend is not None else None
     if setups is not None and not keep:
-        cached = setups.prefix(case, backend.name if backend is not None else "zvec")
+        name = backend.name if backend is not None else "zvec"
+        cached = setups.prefix(case, name, server_copies=server is not None)
     try:
         if cached:
             key = [case.data.get("fixture"), steps[:cached], list(pass_env)]
+            if server is not None and backend is not None:
+                key.append(backend.name)
 
-            def build(tmp: Path) -> bool:
-                run = _start(case, impl, fixtures, tmp, pass_env, backend)
+            def on(server_env: dict[str, str]) -> Backend | None:
+                if backend is None or not server_env:
+                    return backend
+                return dataclasses.replace(backend, env={**backend.env, **server_env})
+
+            def build(tmp: Path, server_env: dict[str, str]) -> bool:
+                run = _start(case, impl, fixtures, tmp, pass_env, on(server_env))
                 try:
                     _setup(run, steps[:cached])
                 except (SetupFailed, CaseError, OSError):
@@ -452,9 +462,12 @@ def run_case(
                 return True
 
             assert setups is not None
-            with setups.directory(key, build, lambda tmp: hermetic_env(tmp, pass_env)) as tmp:
-                if tmp is not None:
-                    run = _Run(case, impl, tmp, hermetic_env(tmp, pass_env), backend)
+            with setups.directory(
+                key, build, lambda tmp: hermetic_env(tmp, pass_env), server
+            ) as restored:
+                if restored is not None:
+                    tmp, server_env = restored
+                    run = _Run(case, impl, tmp, hermetic_env(tmp, pass_env), on(server_env))
                     run.prepare()
                     _judge(run, steps[cached:], result)
                     return result

@@ -124,14 +124,15 @@ def test_a_failing_setup_prefix_is_not_cached_and_each_case_reports_it(
 def test_only_directory_steps_on_the_embedded_store_are_shared(
     tmp_path: Path, cli_case: CaseBuilder
 ) -> None:
-    """Implementation choice: a capture, an environment change, a judged step, hooks or the
-    shared store end the shareable prefix."""
+    """Implementation choice: a capture, an environment change, a judged step or hooks end
+    the shareable prefix; on the shared store, only a run that copies the server's state
+    shares one."""
 
-    def prefix(setup: list[dict[str, Any]], backend: str = "zvec") -> int:
+    def prefix(setup: list[dict[str, Any]], backend: str = "zvec", copies: bool = False) -> int:
         data = cli_case("prefix", ["status"], {"exit": 0}, setup=setup)
         path = tmp_path / "prefix.json"
         path.write_text(json.dumps(data), encoding="utf-8")
-        return cacheable_prefix(load_case(path), backend)
+        return cacheable_prefix(load_case(path), backend, server_copies=copies)
 
     init = {"run": ["init", "--yes"]}
     commit = {"git": ["commit", "--quiet", "-m", "x"]}
@@ -141,6 +142,7 @@ def test_only_directory_steps_on_the_embedded_store_are_shared(
     assert prefix([{"write": {"path": "a", "content": "${HEAD}"}}, init]) == 0
     assert prefix([commit]) == 0, "a prefix without a run of the implementation is not worth it"
     assert prefix([init], backend="postgres") == 0
+    assert prefix([init, commit], backend="postgres", copies=True) == 2
     assert prefix([init, {"run": ["hooks", "install"]}]) == 0
 
 
@@ -163,3 +165,4 @@ def test_a_case_shares_the_longest_prefix_another_case_also_starts_with(
     assert [cache.prefix(case, "zvec") for case in cases] == [3, 3, 2, 1]
     assert [SetupCache().prefix(case, "zvec") for case in cases] == [3, 3, 2, 2]
     assert cache.prefix(cases[0], "postgres") == 0
+    assert [cache.prefix(case, "postgres", server_copies=True) for case in cases] == [3, 3, 2, 1]

@@ -3,7 +3,8 @@
 The server is the one the ``pgserver`` wheel ships (PostgreSQL 16 with the pgvector
 extension; the machine's own PostgreSQL has no pgvector): one per test session (per xdist
 worker), on a temporary data directory, listening only on a unix socket in that directory,
-stopped and deleted at the end. Each test gets a database of its own (``database``), named
+stopped and deleted at the end; ``fsync`` is off (nothing on it must survive a crash of the
+machine). Each test gets a database of its own (``database``), named
 by ``RAGIT_DATABASE_URL`` for the code under test, and dropped afterwards.
 """
 
@@ -91,6 +92,11 @@ def pg_server() -> Iterator[Server]:
         pytest.skip(f"LOUD SKIP: PostgreSQL from the pgserver wheel did not start: {exc!r}")
     server = Server(handle=handle, pgdata=base, admin_url=handle.get_uri())
     try:
+        # A throwaway server: commits and CREATE/DROP DATABASE need not wait for the disk
+        # (a crash of the server itself, as the restart tests cause, recovers as before).
+        with server.admin() as admin:
+            admin.execute("ALTER SYSTEM SET fsync = off")
+            admin.execute("SELECT pg_reload_conf()")
         yield server
     finally:
         # Stop whatever postmaster runs on the directory now: pgserver stops only the one it
