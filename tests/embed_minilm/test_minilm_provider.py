@@ -57,9 +57,15 @@ def minilm_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return repo
 
 
+def _manifest_files(repo: Path) -> dict[str, bytes]:
+    """Every file of the manifest directory (manifests and their chunk-id packs), by path."""
+    base = repo / ".ragit" / "manifest"
+    return {str(p.relative_to(base)): p.read_bytes() for p in base.rglob("*") if p.is_file()}
+
+
 def test_switching_to_minilm_needs_a_migration_that_keeps_manifests(minilm_repo: Path) -> None:
     """Contract-mandated (§10): a new profile is migrated; manifests are untouched."""
-    manifests = {p.name: p.read_bytes() for p in (minilm_repo / ".ragit" / "manifest").iterdir()}
+    manifests = _manifest_files(minilm_repo)
     assert ragit(minilm_repo, "config", "set", "embedding.provider", "local-minilm").returncode == 0
     status = data(ragit(minilm_repo, "status", "--format", "json"))
     assert status["embedding"]["store"]["provider"] == "local-placeholder"
@@ -71,7 +77,7 @@ def test_switching_to_minilm_needs_a_migration_that_keeps_manifests(minilm_repo:
     result = data(migrate)
     assert result["migrated"] is True
     assert "embed: 70/70 chunks" in migrate.stderr and "[ragit]" not in migrate.stdout
-    after = {p.name: p.read_bytes() for p in (minilm_repo / ".ragit" / "manifest").iterdir()}
+    after = _manifest_files(minilm_repo)
     assert after == manifests
     hits = data(
         ragit(minilm_repo, "query", "how do we make retried payments safe?", "--format", "json")

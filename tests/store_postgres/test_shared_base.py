@@ -90,8 +90,12 @@ def test_a_fresh_clone_ingests_incrementally_from_the_servers_base(
     new_ids = {cid for d in new_manifest["docs"] for cid in d["chunkIds"]}
     base_ids = {cid for d in base_manifest["docs"] for cid in d["chunkIds"]}
     assert data["embedded"] == len(new_ids - base_ids) > 0  # only what the server lacked
-    # The server holds the local file's exact bytes.
-    local_bytes = (b / ".ragit" / "manifest" / f"{c2}.json").read_bytes()
+    # The server holds the local manifest's exact self-contained form (indexVersion 1: the
+    # local file names chunk-id packs, which the server's readers do not have).
+    from ragit.snapshot.manifest import load_manifest
+    from ragit.workspace import Workspace
+
+    local_bytes = load_manifest(Workspace(b), c2).to_json_bytes()
     assert _server_manifest(REPOSITORY, c2) == local_bytes
 
     # --- C: a clone that ingests both commits itself (its own repository name on the server,

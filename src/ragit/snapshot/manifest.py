@@ -374,6 +374,8 @@ def parse_manifest(
     finally:
         if collecting:
             gc.enable()
+    if manifest.index_version > INDEX_VERSION:  # written as 3.0 or "3": still a future version
+        raise SnapshotSchemaUnsupported(where, manifest.index_version, INDEX_VERSION)
     if manifest.index_version < 1:
         raise SnapshotManifestInvalid(sha, where, "indexVersion must be a positive integer")
     if manifest.commit_sha != sha:
