@@ -177,6 +177,14 @@ def test_status_reads_the_placeholder_cache_without_building_an_embedder(indexed
 _NO_MODEL_LIBRARY = ("pydantic", "pydantic_core", "ragit.contract.models", "importlib.metadata")
 
 
+def _initialized_docs_basic(root: Path) -> None:
+    """The docs-basic fixture at ``root`` after a real `ragit init --yes`."""
+    build_fixture("docs-basic", root)
+    subprocess.run(
+        [sys.executable, "-m", "ragit", "init", "--yes"], cwd=root, capture_output=True, check=True
+    )
+
+
 @pytest.mark.parametrize(
     "args",
     [
@@ -192,13 +200,7 @@ def test_config_commands_import_no_pydantic_for_a_valid_value(
 ) -> None:
     """Implementation choice: `config set|get|unset` with a value of its key's type import
     no pydantic (a value pydantic must judge, such as `abc` for an integer, still does)."""
-    build_fixture("docs-basic", tmp_path)
-    subprocess.run(
-        [sys.executable, "-m", "ragit", "init", "--yes"],
-        cwd=tmp_path,
-        capture_output=True,
-        check=True,
-    )
+    _initialized_docs_basic(tmp_path)
     modules, _, proc = _run(tmp_path, *args)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["ok"] is True
@@ -206,13 +208,7 @@ def test_config_commands_import_no_pydantic_for_a_valid_value(
 
 
 def test_config_set_still_judges_a_wrong_value_with_pydantics_message(tmp_path: Path) -> None:
-    build_fixture("docs-basic", tmp_path)
-    subprocess.run(
-        [sys.executable, "-m", "ragit", "init", "--yes"],
-        cwd=tmp_path,
-        capture_output=True,
-        check=True,
-    )
+    _initialized_docs_basic(tmp_path)
     _, _, proc = _run(tmp_path, "config", "set", "retrieval.top_k", "0", "--format", "json")
     error = json.loads(proc.stdout)["error"]
     assert proc.returncode != 0
