@@ -236,38 +236,15 @@ def make_repo(
     return repo
 
 
-_TEMPLATES: dict[tuple[str, bool], Path] = {}
-
-
 def indexed_repo(tmp_path: Path, fixture: str, *, commit_init: bool = False) -> RagitRepo:
-    """``make_repo`` + ``ingest --all`` of HEAD, copied from a per-process template.
+    """``make_repo`` + ``ingest --all`` of HEAD, copied from a per-process template
+    (:func:`from_template`). For tests whose subject is not that first ingest."""
 
-    The template (repository, ``.ragit`` and its reader copy) is built once per worker;
-    each test gets its own copy, with the reader copy placed where this test's user
-    cache expects it. For tests whose subject is not that first ingest.
-    """
-    key = (fixture, commit_init)
-    template = _TEMPLATES.get(key)
-    if template is None:
-        template = tmp_path.parent / f"_template-{fixture}-{int(commit_init)}"
-        saved = os.environ.get("XDG_CACHE_HOME")
-        os.environ["XDG_CACHE_HOME"] = str(template / "cache")
-        try:
-            built = make_repo(template, fixture, commit_init=commit_init)
-            built.ingest(all=True)
-        finally:
-            if saved is None:
-                del os.environ["XDG_CACHE_HOME"]
-            else:
-                os.environ["XDG_CACHE_HOME"] = saved
-        _TEMPLATES[key] = template
-    root = tmp_path / "repo"
-    shutil.copytree(template / "repo", root, symlinks=True)
-    repo = RagitRepo(root.resolve(), fixture, load_fixture(fixture))
-    template_id = Workspace((template / "repo").resolve()).repo_id
-    source = template / "cache" / "ragit" / "stores" / template_id
-    shutil.copytree(source, user_cache_dir() / "stores" / repo.ws.repo_id, symlinks=True)
-    return repo
+    def build(root: Path) -> None:
+        make_repo(root.parent, fixture, commit_init=commit_init, name=root.name).ingest(all=True)
+
+    root = from_template(tmp_path / "repo", f"indexed-{fixture}-{int(commit_init)}", build)
+    return RagitRepo(root.resolve(), fixture, load_fixture(fixture))
 
 
 _BUILT: dict[str, Path] = {}
