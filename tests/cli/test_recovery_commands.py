@@ -327,7 +327,7 @@ def snapshot_ingest_running(tmp_path: Path) -> None:
             "headSha": head,
         }
         write(root, ".ragit/runtime/store-write.lock", json.dumps(owner))
-        command = failure(root, "SNAPSHOT_INGEST_RUNNING", "query", "late decision")
+        command = failure(root, "SNAPSHOT_INGEST_RUNNING", "query", "late decision", "--no-wait")
         waiting = subprocess.Popen(
             ["/bin/sh", "-c", command],
             cwd=root,

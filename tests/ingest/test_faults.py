@@ -203,7 +203,7 @@ def test_a_query_during_a_paused_insert_answers_from_the_previous_generation(
         wait_for_line(writer.stderr, "ragit-fault: paused at store-insert-batch")
 
         old = repo.ragit("query", QUESTION, "--at", base, "--format", "json")
-        new = repo.ragit("query", QUESTION, "--format", "json")
+        new = repo.ragit("query", QUESTION, "--no-wait", "--format", "json")
 
         assert old.code == 0, old.output
         assert hits_key(old.data) == hits_key(before)
