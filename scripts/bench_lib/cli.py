@@ -222,8 +222,9 @@ def main(argv: list[str] | None = None) -> int:
     print(render_table(rows))
     print(
         f"\nload average: start {m['loadavgAtStart']}, end {meta['loadavgAtEnd']} "
-        f"({m['nproc']} CPUs). Targets are those of docs/benchmarks.md (set for N=1000; "
-        "applied as is at smaller N). Ratio = our median / the original's midpoint."
+        f"({m['nproc']} CPUs). Targets are those of docs/benchmarks.md (set for N=1000 "
+        "and applied as is at smaller N, or for N=10,000). Ratio = our median / the "
+        "original's midpoint; CPU ratio = our CPU median / the original's CPU."
     )
     if args.json:
         args.json.write_text(

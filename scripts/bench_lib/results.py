@@ -15,21 +15,27 @@ from bench_lib.proc import Sample
 
 # Targets: metric key -> {corpus size it was set for: upper bound}. Below N=10,000 the
 # N=1000 target applies (so at N=200 it is lenient); at N=10,000 only its own targets.
+# A "<scenario>.cpu-ratio" key bounds the CPU ratio (our CPU median over the original's
+# CPU, ORIGINAL_CPU) of the row whose key is "<scenario>.wall". Sizes are in MiB.
 TARGETS: dict[str, dict[int, float]] = {
-    "help": {1000: 0.15},
-    "ingest-all.wall": {1000: 3.0, 10000: 30.0},
+    "help": {1000: 0.06, 10000: 0.06},
+    "version": {1000: 0.06, 10000: 0.06},
+    "describe": {1000: 0.15},
+    "ingest-all.wall": {1000: 2.5, 10000: 30.0},
+    "ingest-all.cpu-ratio": {1000: 0.7},
     "ingest-all.rss": {1000: 300.0},
     "ingest-again.wall": {1000: 0.5},
     "ingest-again.writes": {1000: 1.0},
-    "ingest-since.wall": {1000: 0.4},
-    "commit-to-queryable.wall": {1000: 1.0},
-    "query.wall": {1000: 0.35, 10000: 0.6},
-    "context-pack.wall": {1000: 0.40},
-    "status.wall": {1000: 0.25},
+    "ingest-since.wall": {1000: 0.3},
+    "commit-to-queryable.wall": {1000: 0.6},
+    "query.wall": {1000: 0.22, 10000: 0.5},
+    "query.cpu-ratio": {1000: 0.6},
+    "context-pack.wall": {1000: 0.3},
+    "status.wall": {1000: 0.12, 10000: 0.12},
     "sizes.store-ratio": {1000: 1.1},
-    "sizes.with-copies-ratio": {1000: 1.3},
-    "sizes.manifest1": {1000: 0.5},
-    "sizes.manifest-max": {1000: 0.5},
+    "sizes.with-copies-ratio": {1000: 1.5, 10000: 1.5},
+    "sizes.manifest1": {1000: 0.3},
+    "sizes.manifest-max": {1000: 0.3},
     "history.store-ratio": {1000: 1.3},
     "history.manifest-max": {1000: 0.5},
     "scaling.ratio": {1000: 1.5},
@@ -48,22 +54,36 @@ TARGETS: dict[str, dict[int, float]] = {
 }
 
 # The original RAGit 1.0.1 on the same generator corpus (/work/shared/bench/README.md),
-# as (low, high); "any" applies at every N.
+# as (low, high); "any" applies at every N. Wall times: its first series (N=200 and
+# N=1000) and its N=10,000 series (one run each; query 5 runs, interleaved).
 ORIGINAL: dict[str, dict[int | str, tuple[float, float]]] = {
     "help": {"any": (0.17, 0.17)},
-    "ingest-all.wall": {200: (1.0, 1.15), 1000: (3.6, 4.4)},
-    "ingest-all.rss": {200: (138.0, 138.0), 1000: (236.0, 236.0)},
+    "version": {"any": (0.17, 0.17)},
+    "ingest-all.wall": {200: (1.0, 1.15), 1000: (3.6, 4.4), 10000: (49.2, 49.2)},
+    "ingest-all.rss": {200: (138.0, 138.0), 1000: (236.0, 236.0), 10000: (1126.4, 1126.4)},
     "ingest-again.wall": {1000: (4.0, 5.4)},
-    "ingest-since.wall": {200: (0.32, 0.38), 1000: (0.46, 0.58)},
-    "query.wall": {200: (0.26, 0.32), 1000: (0.48, 0.53)},
+    "ingest-since.wall": {200: (0.32, 0.38), 1000: (0.46, 0.58), 10000: (3.68, 3.68)},
+    "query.wall": {200: (0.26, 0.32), 1000: (0.48, 0.53), 10000: (3.51, 3.51)},
     "query.top5": {200: (2.0, 2.0), 1000: (3.0, 3.0)},
     "context-pack.wall": {200: (0.34, 0.34), 1000: (0.72, 0.89)},
-    "status.wall": {200: (0.17, 0.19), 1000: (0.18, 0.21)},
-    "sizes.store1": {200: (8.5, 8.5), 1000: (31.0, 31.0)},
+    "status.wall": {200: (0.17, 0.19), 1000: (0.18, 0.21), 10000: (0.23, 0.23)},
+    "sizes.store1": {200: (8.5, 8.5), 1000: (31.0, 31.0), 10000: (272.0, 272.0)},
     "sizes.manifest1": {200: (2.75, 2.75), 1000: (13.5, 13.5)},
     "sizes.store-after": {200: (21.0, 21.0), 1000: (59.0, 59.0)},
     "sizes.manifests-after": {200: (11.0, 11.0), 1000: (54.0, 54.0)},
     "sizes.store-ratio": {200: (21.0 / 8.5, 21.0 / 8.5), 1000: (59.0 / 31.0, 59.0 / 31.0)},
+}
+
+# The original's CPU seconds (user + sys, the process and its children), keyed like
+# ORIGINAL by the row's wall-time key: its third series at N=1000 (interleaved with
+# RAGit, medians) and its N=10,000 full ingest.
+ORIGINAL_CPU: dict[str, dict[int | str, tuple[float, float]]] = {
+    "ingest-all.wall": {1000: (5.06, 5.06), 10000: (54.2, 54.2)},
+    "ingest-again.wall": {1000: (5.05, 5.05)},
+    "ingest-since.wall": {1000: (0.57, 0.57)},
+    "query.wall": {1000: (0.569, 0.569)},
+    "context-pack.wall": {1000: (0.938, 0.938)},
+    "status.wall": {1000: (0.227, 0.227)},
 }
 
 
@@ -76,11 +96,20 @@ def target_for(key: str, n: int) -> float | None:
     return by_n.get(1000)
 
 
-def original_for(key: str, n: int) -> tuple[float, float] | None:
-    by_n = ORIGINAL.get(key)
+def original_for(
+    key: str, n: int, table: dict[str, dict[int | str, tuple[float, float]]] = ORIGINAL
+) -> tuple[float, float] | None:
+    by_n = table.get(key)
     if not by_n:
         return None
     return by_n.get("any") or by_n.get(n)
+
+
+def cpu_ratio_target_for(key: str, n: int) -> float | None:
+    """The bound on the CPU ratio of the row keyed ``<scenario>.wall``, if any."""
+    if not key.endswith(".wall"):
+        return None
+    return target_for(key.removesuffix(".wall") + ".cpu-ratio", n)
 
 
 @dataclass
@@ -107,8 +136,20 @@ class Row:
         return original_for(self.key, self.n) if self.key else None
 
     @property
+    def original_cpu(self) -> tuple[float, float] | None:
+        return original_for(self.key, self.n, ORIGINAL_CPU) if self.key else None
+
+    @property
+    def cpu_ratio_target(self) -> float | None:
+        return cpu_ratio_target_for(self.key, self.n) if self.key else None
+
+    @property
     def median(self) -> float | None:
         return statistics.median(self.samples) if self.samples else None
+
+    @property
+    def cpu_median(self) -> float | None:
+        return statistics.median(self.cpu) if self.cpu else None
 
     @property
     def ratio(self) -> float | None:
@@ -120,19 +161,37 @@ class Row:
         return med / mid if mid else None
 
     @property
+    def cpu_ratio(self) -> float | None:
+        """Our CPU median over the midpoint of the original's CPU figure."""
+        orig = self.original_cpu
+        cpu = self.cpu_median
+        if orig is None or cpu is None:
+            return None
+        mid = (orig[0] + orig[1]) / 2
+        return cpu / mid if mid else None
+
+    @property
     def passed(self) -> bool | None:
+        """Median within the target and, where one is set, the CPU ratio within its own."""
         if self.error is not None:
             return False
+        verdicts: list[bool] = []
         target = self.target
         med = self.median
-        if target is None or med is None:
-            return None
-        if self.unit == "bool":
-            return all(s >= 1.0 for s in self.samples)
-        return med <= target
+        if target is not None and med is not None:
+            if self.unit == "bool":
+                verdicts.append(all(s >= 1.0 for s in self.samples))
+            else:
+                verdicts.append(med <= target)
+        cpu_target = self.cpu_ratio_target
+        cpu_ratio = self.cpu_ratio
+        if cpu_target is not None and cpu_ratio is not None:
+            verdicts.append(cpu_ratio <= cpu_target)
+        return all(verdicts) if verdicts else None
 
     def to_json(self) -> dict[str, Any]:
         orig = self.original
+        orig_cpu = self.original_cpu
         return {
             "scenario": self.scenario,
             "metric": self.metric,
@@ -144,12 +203,15 @@ class Row:
             "median": self.median,
             "max": max(self.samples) if self.samples else None,
             "samples": self.samples,
-            "cpuMedian": statistics.median(self.cpu) if self.cpu else None,
+            "cpuMedian": self.cpu_median,
             "cpu": self.cpu,
             "rssMiB": self.rss,
             "target": self.target,
             "original": None if orig is None else {"low": orig[0], "high": orig[1]},
             "ratio": self.ratio,
+            "originalCpu": None if orig_cpu is None else {"low": orig_cpu[0], "high": orig_cpu[1]},
+            "cpuRatio": self.cpu_ratio,
+            "cpuRatioTarget": self.cpu_ratio_target,
             "pass": self.passed,
             "error": self.error,
             **({"extra": self.extra} if self.extra else {}),
@@ -209,58 +271,62 @@ def _original_text(row: Row) -> str:
 
 
 def _target_text(row: Row) -> str:
+    parts: list[str] = []
     target = row.target
-    if target is None:
-        return "-"
-    if row.unit == "bool":
-        return "true"
-    return "<= " + fmt(target, row.unit)
+    if target is not None:
+        parts.append("true" if row.unit == "bool" else "<= " + fmt(target, row.unit))
+    cpu_target = row.cpu_ratio_target
+    if cpu_target is not None:
+        parts.append(f"CPU <= {cpu_target:g}x orig.")
+    return ", ".join(parts) or "-"
+
+
+HEADER = [
+    "scenario",
+    "metric",
+    "runs",
+    "min",
+    "median",
+    "max",
+    "cpu med",
+    "target",
+    "original",
+    "ratio",
+    "cpu ratio",
+    "verdict",
+]
+NUMERIC = {2, 3, 4, 5, 6, 9, 10}
+
+
+def _cells(row: Row, fail: str) -> list[str]:
+    """One row's cells, in the order of HEADER; ``fail`` is how a missed target reads."""
+    if row.error is not None:
+        return [row.scenario, row.metric, "0", *["-"] * (len(HEADER) - 4), "ERROR"]
+    verdict = {True: "pass", False: fail, None: "-"}[row.passed]
+    ratio, cpu_ratio = row.ratio, row.cpu_ratio
+    return [
+        row.scenario,
+        row.metric,
+        str(len(row.samples)),
+        fmt(min(row.samples) if row.samples else None, row.unit),
+        fmt(row.median, row.unit),
+        fmt(max(row.samples) if row.samples else None, row.unit),
+        fmt(row.cpu_median, "s"),
+        _target_text(row),
+        _original_text(row),
+        "-" if ratio is None else f"{ratio:.2f}",
+        "-" if cpu_ratio is None else f"{cpu_ratio:.2f}",
+        verdict,
+    ]
 
 
 def render_table(rows: list[Row]) -> str:
-    header = [
-        "scenario",
-        "metric",
-        "runs",
-        "min",
-        "median",
-        "max",
-        "cpu med",
-        "target",
-        "original",
-        "ratio",
-        "verdict",
-    ]
-    lines: list[list[str]] = [header]
-    for row in rows:
-        if row.error is not None:
-            lines.append(
-                [row.scenario, row.metric, "0", "-", "-", "-", "-", "-", "-", "-", "ERROR"]
-            )
-            continue
-        verdict = {True: "pass", False: "FAIL", None: "-"}[row.passed]
-        ratio = row.ratio
-        lines.append(
-            [
-                row.scenario,
-                row.metric,
-                str(len(row.samples)),
-                fmt(min(row.samples) if row.samples else None, row.unit),
-                fmt(row.median, row.unit),
-                fmt(max(row.samples) if row.samples else None, row.unit),
-                fmt(statistics.median(row.cpu), "s") if row.cpu else "-",
-                _target_text(row),
-                _original_text(row),
-                "-" if ratio is None else f"{ratio:.2f}",
-                verdict,
-            ]
-        )
-    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
-    numeric = {2, 3, 4, 5, 6, 9}
+    lines: list[list[str]] = [HEADER, *(_cells(row, "FAIL") for row in rows)]
+    widths = [max(len(line[i]) for line in lines) for i in range(len(HEADER))]
     out = []
     for idx, line in enumerate(lines):
         cells = [
-            cell.rjust(widths[i]) if i in numeric else cell.ljust(widths[i])
+            cell.rjust(widths[i]) if i in NUMERIC else cell.ljust(widths[i])
             for i, cell in enumerate(line)
         ]
         out.append("  ".join(cells).rstrip())
@@ -271,24 +337,9 @@ def render_table(rows: list[Row]) -> str:
 
 def markdown_table(rows: list[Row]) -> str:
     """The same figures as a Markdown table (for docs/benchmarks.md)."""
-    out = [
-        "| Scenario | Metric | Runs | Min | Median | Max | CPU med | Target | Original "
-        "| Ratio | Verdict |",
-        "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- | ---: | --- |",
-    ]
-    for row in rows:
-        if row.error is not None:
-            out.append(f"| {row.scenario} | {row.metric} | 0 | - | - | - | - | - | - | - | ERROR |")
-            continue
-        verdict = {True: "pass", False: "**FAIL**", None: "-"}[row.passed]
-        ratio = row.ratio
-        out.append(
-            f"| {row.scenario} | {row.metric} | {len(row.samples)} "
-            f"| {fmt(min(row.samples) if row.samples else None, row.unit)} "
-            f"| {fmt(row.median, row.unit)} "
-            f"| {fmt(max(row.samples) if row.samples else None, row.unit)} "
-            f"| {fmt(statistics.median(row.cpu), 's') if row.cpu else '-'} "
-            f"| {_target_text(row)} | {_original_text(row)} "
-            f"| {'-' if ratio is None else f'{ratio:.2f}'} | {verdict} |"
-        )
+    titles = [h[:1].upper() + h[1:] for h in HEADER]
+    titles = [t.replace("Cpu", "CPU") for t in titles]
+    align = ["---:" if i in NUMERIC else "---" for i in range(len(HEADER))]
+    out = ["| " + " | ".join(titles) + " |", "| " + " | ".join(align) + " |"]
+    out += ["| " + " | ".join(_cells(row, "**FAIL**")) + " |" for row in rows]
     return "\n".join(out)
