@@ -2,7 +2,9 @@
 
 Every row keeps its raw samples. The verdict compares the median with the target
 (an upper bound unless the unit is ``bool``); rows without a target are reported,
-never judged. The ratio is our median over the midpoint of the original's range.
+never judged. The ratio is our median over the midpoint of the original's range; the
+CPU ratio our CPU median over the original's CPU seconds (ORIGINAL_CPU), judged where a
+``<scenario>.cpu-ratio`` target is set.
 """
 
 from __future__ import annotations
