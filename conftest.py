@@ -11,7 +11,8 @@ Many tests wait rather than compute: on a paused or killed writer, a server rest
 fixed-length soak. With one xdist worker per CPU those waits leave a core idle, so
 ``-n auto``/``-n logical`` (what ``hatch test`` passes) start one worker more than there are
 CPUs. Not more: each worker builds its own setup templates and PostgreSQL server, and on the
-2-core machine four workers took 16% more CPU and 5% more time than two, three 8% less time
+2-core machine four workers took 16% more CPU and 5% more time than two, three at least 4%
+less time
 (docs/benchmarks.md, "The test suite").
 """
 
