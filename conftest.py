@@ -12,8 +12,7 @@ fixed-length soak. With one xdist worker per CPU those waits leave a core idle, 
 ``-n auto``/``-n logical`` (what ``hatch test`` passes) start one worker more than there are
 CPUs. Not more: each worker builds its own setup templates and PostgreSQL server, and on the
 2-core machine four workers took 16% more CPU and 5% more time than two, three at least 4%
-less time
-(docs/benchmarks.md, "The test suite").
+less time (docs/benchmarks.md, "The test suite").
 """
 
 from __future__ import annotations
