@@ -205,6 +205,15 @@ class _Run:
         env: dict[str, str],
         stdin: bytes = b"",
     ) -> ProcResult:
+        launcher = self.impl.launcher
+        if launcher is not None and launcher.serves(argv, env, cwd):
+            try:
+                code, out, err = launcher.run(
+                    argv, cwd=cwd, env=env, input=stdin, timeout=self.timeout
+                )
+            except subprocess.TimeoutExpired as exc:
+                raise CaseError(f"{argv!r} did not finish within {self.timeout:g}s") from exc
+            return ProcResult(argv, code, out, err)
         try:
             done = subprocess.run(
                 argv,
@@ -552,6 +561,7 @@ def _run_step(run: _Run, result: CaseResult) -> list[str]:
             env=run.step_env(step),
             request=run.subst(step["mcp"]),
             timeout=run.timeout,
+            launcher=run.impl.launcher,
         )
         result.detail["mcp"] = {"stderr": outcome.stderr[-2000:], "result": outcome.result}
         problems += outcome.problems

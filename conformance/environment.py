@@ -9,8 +9,12 @@ from __future__ import annotations
 
 import os
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from conformance.launcher import Launcher
 
 DEFAULT_TIMEOUT = 120.0
 PASSTHROUGH_ENV = ("PATH", "SYSTEMROOT", "TMPDIR", "TEMP", "TMP")
@@ -37,10 +41,13 @@ class CaseError(Exception):
 
 @dataclass(frozen=True)
 class Impl:
-    """The implementation under test: argv prefixes for the CLI and the MCP server."""
+    """The implementation under test: argv prefixes for the CLI and the MCP server, and for a
+    Python implementation under pytest the fork server that starts its commands
+    (conformance.launcher)."""
 
     cli: tuple[str, ...]
     mcp: tuple[str, ...] | None = None
+    launcher: Launcher | None = field(default=None, compare=False, repr=False)
 
 
 def resolve_command(command: str | list[str] | tuple[str, ...]) -> tuple[str, ...]:

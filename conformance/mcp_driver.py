@@ -17,7 +17,10 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from conformance.launcher import LaunchedProcess, Launcher
 
 PROTOCOL_VERSION = "2025-06-18"
 _EOF = object()
@@ -46,7 +49,9 @@ def _drain(stream: IO[bytes], chunks: list[bytes]) -> None:
 
 
 class _Session:
-    def __init__(self, proc: subprocess.Popen[bytes], timeout: float, out: McpOutcome) -> None:
+    def __init__(
+        self, proc: subprocess.Popen[bytes] | LaunchedProcess, timeout: float, out: McpOutcome
+    ) -> None:
         self.proc = proc
         self.deadline = time.monotonic() + timeout
         self.lines: queue.Queue[object] = queue.Queue()
@@ -108,19 +113,25 @@ def call_mcp(
     env: dict[str, str],
     request: dict[str, Any],
     timeout: float,
+    launcher: Launcher | None = None,
 ) -> McpOutcome:
-    """Start the server ``argv``, send ``request`` (``{"tool", "arguments"}`` or
-    ``{"listTools": true}``) and return the outcome."""
+    """Start the server ``argv`` (forked by ``launcher`` where it serves it), send
+    ``request`` (``{"tool", "arguments"}`` or ``{"listTools": true}``) and return the
+    outcome."""
     out = McpOutcome()
+    proc: subprocess.Popen[bytes] | LaunchedProcess
     try:
-        proc = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
+        if launcher is not None and launcher.serves(argv, env, cwd):
+            proc = launcher.popen(argv, cwd=cwd, env=env)
+        else:
+            proc = subprocess.Popen(
+                argv,
+                cwd=cwd,
+                env=env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
     except OSError as exc:
         out.problems.append(f"mcp: cannot start {argv!r}: {exc}")
         return out
@@ -174,7 +185,7 @@ def call_mcp(
     return out
 
 
-def _stop(proc: subprocess.Popen[bytes], session: _Session) -> None:
+def _stop(proc: subprocess.Popen[bytes] | LaunchedProcess, session: _Session) -> None:
     try:
         if proc.stdin is not None and not proc.stdin.closed:
             proc.stdin.close()
