@@ -20,9 +20,7 @@ database of its own, copied for each case (conformance.backends.Databases).
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import functools
-import os
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -42,7 +40,7 @@ from conformance.backends import (
 from conformance.engine import run_case
 from conformance.environment import CaseError, Impl, hermetic_env
 from conformance.fixture_cache import FixtureCache
-from conformance.launcher import Launcher
+from conformance.launcher import installed_ragit
 from conformance.setup_cache import SetupCache
 from conformance.suite import TARGETS, Case, Suite, load_case
 
@@ -60,29 +58,17 @@ class CaseNotRunnable(Exception):
 
 @functools.cache
 def local_impl() -> Impl:
-    """The implementation installed next to the running interpreter, its commands started
-    by this process's fork server (conformance.launcher) unless ``RAGIT_CONFORMANCE_EXEC``
-    is set: then every command starts as a new program."""
+    """The implementation installed next to the running interpreter, its commands forked by
+    this process's server (conformance.launcher) unless ``RAGIT_TEST_EXEC`` is set: then
+    every command starts as a new program."""
     bindir = Path(sys.executable).parent
     cli = bindir / "ragit"
     mcp = bindir / "ragit-mcp"
-    impl = Impl(
+    return Impl(
         cli=(str(cli),) if cli.is_file() else (sys.executable, "-m", "ragit"),
         mcp=(str(mcp),) if mcp.is_file() else (sys.executable, "-m", "ragit.mcp"),
+        launcher=installed_ragit(hermetic_env(Path(tempfile.gettempdir()))),
     )
-    if os.environ.get("RAGIT_CONFORMANCE_EXEC") or not (cli.is_file() and mcp.is_file()):
-        return impl
-    launcher = Launcher.start(
-        {
-            (str(cli),): ("ragit.cli.main:main", str(cli)),
-            (str(mcp),): ("ragit.mcp.server:main", str(mcp)),
-        },
-        hermetic_env(Path(tempfile.gettempdir())),
-    )
-    if launcher is None:
-        return impl
-    _BACKENDS.callback(launcher.close)
-    return dataclasses.replace(impl, launcher=launcher)
 
 
 @functools.cache

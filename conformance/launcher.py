@@ -29,8 +29,11 @@ A caller that goes away takes its child with it (SIGKILL), as a killed test woul
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import gc
+import importlib.util
+import io
 import json
 import os
 import selectors
@@ -203,13 +206,19 @@ class Launcher:
         env: Mapping[str, str],
         *,
         python: str = sys.executable,
+        preload: Sequence[str] | None = None,
     ) -> Launcher | None:
         """Start a server with ``env`` (the environment most requests will carry) that has
-        imported the entry points' packages; None where forking is not possible here."""
+        imported ``preload`` (by default the entry points' packages, every module of them);
+        None where forking is not possible here."""
         if not hasattr(os, "pidfd_open") or not hasattr(socket, "SOCK_SEQPACKET"):
             return None
         path = Path(tempfile.mkdtemp(prefix="ragit-launcher-")) / "socket"
-        packages = sorted({entry.split(".", 1)[0] for entry, _ in entries.values()})
+        packages = (
+            sorted({entry.split(".", 1)[0] for entry, _ in entries.values()})
+            if preload is None
+            else list(preload)
+        )
         proc = subprocess.Popen(
             [python, "-m", "conformance.launcher", str(path), *packages],
             env={**env, "PYTHONPATH": _pythonpath(env)},
@@ -318,6 +327,80 @@ class Launcher:
             self._path.parent.rmdir()
 
 
+_INSTALLED: dict[frozenset[tuple[str, str]], Launcher | None] = {}
+
+
+def installed_ragit(env: Mapping[str, str]) -> Launcher | None:
+    """This process's launcher of the ``ragit`` and ``ragit-mcp`` scripts installed next to
+    the running interpreter, for commands whose start-up variables are ``env``'s: one server
+    per distinct set, started on first use and stopped at exit. None when
+    ``RAGIT_TEST_EXEC`` is set (every command then starts as a program), the scripts are not
+    installed, or this system cannot fork a server."""
+    if os.environ.get("RAGIT_TEST_EXEC"):
+        return None
+    key = frozenset(_startup_env(env).items())
+    if key not in _INSTALLED:
+        bindir = Path(sys.executable).parent
+        cli, mcp = bindir / "ragit", bindir / "ragit-mcp"
+        launcher = None
+        cli_module = importlib.util.find_spec("ragit.__main__")
+        mcp_module = importlib.util.find_spec("ragit.mcp.__main__")
+        if cli.is_file() and mcp.is_file() and cli_module and mcp_module:
+            python = sys.executable
+            launcher = Launcher.start(
+                {
+                    (str(cli),): ("ragit.cli.main:main", str(cli)),
+                    (str(mcp),): ("ragit.mcp.server:main", str(mcp)),
+                    (python, "-m", "ragit"): ("ragit.cli.main:main", str(cli_module.origin)),
+                    (python, "-m", "ragit.mcp"): ("ragit.mcp.server:main", str(mcp_module.origin)),
+                },
+                env,
+                preload=("ragit",),
+            )
+        if launcher is not None:
+            atexit.register(launcher.close)
+        _INSTALLED[key] = launcher
+    return _INSTALLED[key]
+
+
+def run_installed(
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    input: bytes = b"",
+    timeout: float | None = None,
+) -> tuple[int, bytes, bytes] | None:
+    """Run ``argv`` through :func:`installed_ragit` when it serves it: (exit status, stdout,
+    stderr); None when the caller must start it as a program."""
+    launcher = installed_ragit(env)
+    if launcher is None or not launcher.serves(argv, env, cwd):
+        return None
+    return launcher.run(argv, cwd=cwd, env=env, input=input, timeout=timeout)
+
+
+def run_installed_text(
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    input: str | None = None,
+    timeout: float | None = None,
+) -> subprocess.CompletedProcess[str] | None:
+    """:func:`run_installed` as ``subprocess.run(text=True, encoding="utf-8")`` returns it."""
+    launched = run_installed(
+        argv, cwd=cwd, env=env, input=(input or "").encode("utf-8"), timeout=timeout
+    )
+    if launched is None:
+        return None
+    code, out, err = launched
+    return subprocess.CompletedProcess(list(argv), code, _text(out), _text(err))
+
+
+def _text(data: bytes) -> str:
+    return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8").read()
+
+
 def _pythonpath(env: Mapping[str, str]) -> str:
     """The server imports ``conformance`` from this checkout, whatever the caller's path."""
     root = str(Path(__file__).resolve().parent.parent)
@@ -334,7 +417,7 @@ def _preload(packages: Iterable[str]) -> None:
 
     for name in packages:
         package = importlib.import_module(name)
-        for module in pkgutil.walk_packages(package.__path__, f"{name}."):
+        for module in pkgutil.walk_packages(getattr(package, "__path__", []), f"{name}."):
             if module.name.endswith(".__main__") or module.name.startswith(_NOT_PRELOADED):
                 continue
             with contextlib.suppress(Exception):

@@ -29,6 +29,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from conformance.launcher import run_installed_text
 from fixtures.build import build_fixture
 
 BIN = Path(sys.executable).parent
@@ -80,18 +81,21 @@ def _hermetic_vars(base: Path) -> dict[str, str]:
 def run(
     argv: list[str], *, cwd: Path, env: dict[str, str], check: bool = True, stdin: str = ""
 ) -> subprocess.CompletedProcess[str]:
-    """Run a process to completion (text mode, UTF-8)."""
-    proc = subprocess.run(
-        argv,
-        cwd=cwd,
-        env=env,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        timeout=600,
-        check=False,
-    )
+    """Run a process to completion (text mode, UTF-8); ``ragit`` is forked by this worker's
+    launcher (conformance.launcher) where it serves the environment."""
+    proc = run_installed_text(argv, cwd=cwd, env=env, input=stdin, timeout=600)
+    if proc is None:
+        proc = subprocess.run(
+            argv,
+            cwd=cwd,
+            env=env,
+            input=stdin,
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            timeout=600,
+            check=False,
+        )
     if check and proc.returncode != 0:
         raise AssertionError(
             f"{argv} exited {proc.returncode}\nstdout: {proc.stdout[-2000:]}\n"

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from conformance.launcher import run_installed_text
 from ragit.workspace import Workspace
 
 RAGIT = [sys.executable, "-m", "ragit"]
@@ -106,17 +107,20 @@ class Repo:
     def ragit(
         self, *args: str, stdin: str | None = None, env: Mapping[str, str] | None = None
     ) -> Run:
-        proc = subprocess.run(
-            [*RAGIT, *args],
-            cwd=self.root,
-            input=stdin,
-            capture_output=True,
-            text=True,
-            encoding="utf-8",
-            env={**self.env, **(env or {})},
-            timeout=TIMEOUT,
-            check=False,
-        )
+        argv, full_env = [*RAGIT, *args], {**self.env, **(env or {})}
+        proc = run_installed_text(argv, cwd=self.root, env=full_env, input=stdin, timeout=TIMEOUT)
+        if proc is None:  # this worker's launcher does not serve it: start the program
+            proc = subprocess.run(
+                argv,
+                cwd=self.root,
+                input=stdin,
+                capture_output=True,
+                text=True,
+                encoding="utf-8",
+                env=full_env,
+                timeout=TIMEOUT,
+                check=False,
+            )
         run = Run(list(args), proc.returncode, proc.stdout, proc.stderr)
         self.runs.append(run)
         return run
