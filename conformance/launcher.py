@@ -447,9 +447,10 @@ def _serve(path: str) -> tuple[dict[str, Any], list[int]]:
         stopping = True
 
     signal.signal(signal.SIGTERM, stop)
+    parent = os.getppid()
     sys.stdout.write("ready\n")
     sys.stdout.flush()
-    while not stopping:
+    while not stopping and os.getppid() == parent:  # a server outlives no test process
         try:
             events = selector.select(1.0)
         except InterruptedError:
