@@ -9,7 +9,6 @@ configuration read from its own ``HOME``.
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -119,9 +118,7 @@ def test_a_command_past_its_timeout_is_killed(
     with launcher.popen([str(script), "sleep"], cwd=tmp_path, env=env) as proc:
         with pytest.raises(subprocess.TimeoutExpired):
             proc.communicate(timeout=0.5)
-        assert proc.returncode == -signal.SIGKILL
-    with pytest.raises(ProcessLookupError):
-        os.kill(proc.pid, 0)
+        assert proc.returncode == -signal.SIGKILL  # reported once the server reaped it
 
 
 def test_git_configuration_comes_from_the_commands_home(
