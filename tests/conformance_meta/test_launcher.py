@@ -9,10 +9,12 @@ configuration read from its own ``HOME``.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -158,3 +160,23 @@ def test_ragit_forked_answers_byte_for_byte_as_ragit_started(tmp_path: Path) -> 
             assert forked == (started.returncode, started.stdout, started.stderr), args
     finally:
         launcher.close()
+
+
+def test_a_caller_that_goes_away_takes_its_command_with_it(
+    served: tuple[Launcher, dict[str, str], Path], tmp_path: Path
+) -> None:
+    launcher, env, script = served
+    proc = launcher.popen([str(script), "sleep"], cwd=tmp_path, env=env)
+    proc._conn.close()  # what a killed test process leaves: its end of the socket closed
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(proc.pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    else:
+        pytest.fail(f"the command {proc.pid} outlived its caller")
+    for stream in (proc.stdin, proc.stdout, proc.stderr):
+        if stream is not None:
+            stream.close()
