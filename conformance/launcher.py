@@ -379,20 +379,31 @@ def run_installed(
     return launcher.run(argv, cwd=cwd, env=env, input=input, timeout=timeout)
 
 
-def run_installed_text(
+def run_text(
     argv: Sequence[str],
     *,
     cwd: Path,
     env: Mapping[str, str],
     input: str | None = None,
     timeout: float | None = None,
-) -> subprocess.CompletedProcess[str] | None:
-    """:func:`run_installed` as ``subprocess.run(text=True, encoding="utf-8")`` returns it."""
+) -> subprocess.CompletedProcess[str]:
+    """``subprocess.run(argv, capture_output=True, text=True, encoding="utf-8")``, forked by
+    :func:`installed_ragit` where it serves ``argv``; else ``argv`` starts as a program."""
     launched = run_installed(
         argv, cwd=cwd, env=env, input=(input or "").encode("utf-8"), timeout=timeout
     )
     if launched is None:
-        return None
+        return subprocess.run(
+            list(argv),
+            cwd=cwd,
+            env=dict(env),
+            input=input,
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            timeout=timeout,
+            check=False,
+        )
     code, out, err = launched
     return subprocess.CompletedProcess(list(argv), code, _text(out), _text(err))
 

@@ -29,7 +29,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from conformance.launcher import run_installed_text
+from conformance.launcher import run_text
 from fixtures.build import build_fixture
 
 BIN = Path(sys.executable).parent
@@ -83,19 +83,7 @@ def run(
 ) -> subprocess.CompletedProcess[str]:
     """Run a process to completion (text mode, UTF-8); ``ragit`` is forked by this worker's
     launcher (conformance.launcher) where it serves the environment."""
-    proc = run_installed_text(argv, cwd=cwd, env=env, input=stdin, timeout=600)
-    if proc is None:
-        proc = subprocess.run(
-            argv,
-            cwd=cwd,
-            env=env,
-            input=stdin,
-            capture_output=True,
-            text=True,
-            encoding="utf-8",
-            timeout=600,
-            check=False,
-        )
+    proc = run_text(argv, cwd=cwd, env=env, input=stdin, timeout=600)
     if check and proc.returncode != 0:
         raise AssertionError(
             f"{argv} exited {proc.returncode}\nstdout: {proc.stdout[-2000:]}\n"

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conformance.launcher import run_installed_text
+from conformance.launcher import run_text
 from ragit.workspace import Workspace
 
 RAGIT = [sys.executable, "-m", "ragit"]
@@ -107,20 +107,8 @@ class Repo:
     def ragit(
         self, *args: str, stdin: str | None = None, env: Mapping[str, str] | None = None
     ) -> Run:
-        argv, full_env = [*RAGIT, *args], {**self.env, **(env or {})}
-        proc = run_installed_text(argv, cwd=self.root, env=full_env, input=stdin, timeout=TIMEOUT)
-        if proc is None:  # this worker's launcher does not serve it: start the program
-            proc = subprocess.run(
-                argv,
-                cwd=self.root,
-                input=stdin,
-                capture_output=True,
-                text=True,
-                encoding="utf-8",
-                env=full_env,
-                timeout=TIMEOUT,
-                check=False,
-            )
+        env = {**self.env, **(env or {})}
+        proc = run_text([*RAGIT, *args], cwd=self.root, env=env, input=stdin, timeout=TIMEOUT)
         run = Run(list(args), proc.returncode, proc.stdout, proc.stderr)
         self.runs.append(run)
         return run

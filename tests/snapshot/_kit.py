@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from conformance.launcher import run_installed_text
+from conformance.launcher import run_text
 from fixtures.build import build_fixture, load_fixture
 from ragit.workspace import Workspace, user_cache_dir
 
@@ -183,22 +183,10 @@ class RagitRepo:
         cwd: Path | None = None,
     ) -> Run:
         """Run the real CLI; the run is remembered for :meth:`all_output`."""
-        argv = [*RAGIT, *args]
-        full_env = {**os.environ, **(env or {})}
-        where = cwd or self.root
-        proc = run_installed_text(argv, cwd=where, env=full_env, input=stdin, timeout=TIMEOUT)
-        if proc is None:  # this worker's launcher does not serve it: start the program
-            proc = subprocess.run(
-                argv,
-                check=False,
-                cwd=where,
-                input=stdin,
-                capture_output=True,
-                text=True,
-                encoding="utf-8",
-                env=full_env,
-                timeout=TIMEOUT,
-            )
+        env = {**os.environ, **(env or {})}
+        proc = run_text(
+            [*RAGIT, *args], cwd=cwd or self.root, env=env, input=stdin, timeout=TIMEOUT
+        )
         run = Run(list(args), proc.returncode, proc.stdout, proc.stderr)
         self.runs.append(run)
         return run
