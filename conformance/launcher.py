@@ -255,10 +255,8 @@ class Launcher:
         *,
         cwd: Path,
         env: Mapping[str, str],
-        stdin: int | None = subprocess.PIPE,
     ) -> LaunchedProcess:
-        """Fork ``argv`` (which :meth:`serves`) with pipes for its streams
-        (``stdin=subprocess.DEVNULL``: no input)."""
+        """Fork ``argv`` (which :meth:`serves`) with pipes for its three streams."""
         match = self._match(argv)
         if match is None:
             raise ValueError(f"the launcher does not serve {argv!r}")
@@ -269,15 +267,11 @@ class Launcher:
         if len(request) > _MAX_REQUEST:
             raise OSError("the request is too large for the launcher")
         theirs: list[int] = []
-        ours: list[IO[bytes] | None] = []
+        ours: list[IO[bytes]] = []
         try:
-            if stdin == subprocess.DEVNULL:
-                theirs.append(os.open(os.devnull, os.O_RDONLY))
-                ours.append(None)
-            else:
-                read, write = os.pipe()
-                theirs.append(read)
-                ours.append(os.fdopen(write, "wb", buffering=0))
+            read, write = os.pipe()
+            theirs.append(read)
+            ours.append(os.fdopen(write, "wb", buffering=0))
             for _ in range(2):
                 read, write = os.pipe()
                 theirs.append(write)
@@ -292,8 +286,7 @@ class Launcher:
         if not answer.startswith(b"pid "):
             conn.close()
             for stream in ours:
-                if stream is not None:
-                    stream.close()
+                stream.close()
             raise OSError(f"the launcher could not start {argv!r}: {answer!r}")
         return LaunchedProcess(conn, int(answer[4:]), *ours)
 
