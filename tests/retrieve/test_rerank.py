@@ -109,3 +109,46 @@ def test_rerank_off_leaves_the_answer_as_it_was(tmp_path: Path) -> None:
     assert repo.ragit("config", "set", "retrieval.rerank", "off").data["value"] == "off"
     assert _query(repo, "--explain") == before
     assert "semantic" not in before["hits"][0]["scoreBreakdown"]["raw"]
+
+
+def test_rerank_keeps_the_reported_formula(tmp_path: Path) -> None:
+    """Contract-mandated (§7): on a re-ranked hit, ``retrieval = α·vector + (1−α)·keyword``
+    still holds, both scores in [0, 1], the first stage's share folded into α and vector:
+    for an English question α is that share of the n-gram α plus the rest of the model's."""
+    from ragit.retrieve.engine import NGRAM_ALPHA
+    from ragit.retrieve.rerank import ALPHA, FIRST_STAGE_SHARE
+
+    expected_alpha = FIRST_STAGE_SHARE * NGRAM_ALPHA + (1 - FIRST_STAGE_SHARE) * ALPHA
+    repo = _repo(tmp_path)
+    repo.ragit("config", "set", "retrieval.rerank", "local-minilm")
+    for hit in _query(repo, "--explain")["hits"]:
+        retrieval = hit["scoreBreakdown"]["retrieval"]
+        alpha = retrieval["inputs"]["vector"]["weight"]
+        assert alpha == pytest.approx(expected_alpha, abs=2e-6)
+        assert retrieval["inputs"]["keyword"]["weight"] == pytest.approx(1 - alpha, abs=2e-6)
+        assert 0.0 <= hit["scoreVector"] <= 1.0 and 0.0 <= hit["scoreKeyword"] <= 1.0
+        expected = alpha * hit["scoreVector"] + (1 - alpha) * hit["scoreKeyword"]
+        assert retrieval["score"] == pytest.approx(expected, abs=5e-6)
+
+
+def test_rerank_leaves_a_hangul_question_as_the_first_stage_ranked_it(tmp_path: Path) -> None:
+    """Implementation choice: the model is English-only, so its say is the square of the
+    question's Latin share; a question without Latin words keeps the first stage's scores."""
+    repo = _repo(tmp_path)
+    korean = ("query", "디스크 메모리 스왑", "--top-k", "3", "--format", "json", "--explain")
+    before = repo.ragit(*korean).data
+    repo.ragit("config", "set", "retrieval.rerank", "local-minilm")
+    after = repo.ragit(*korean).data
+    assert after["retrieval"]["rerank"]["model"] == "all-MiniLM-L6-v2"
+    assert _paths(after) == _paths(before)
+    for old, new in zip(before["hits"], after["hits"], strict=True):
+        assert new["scoreFinal"] == pytest.approx(old["scoreFinal"], abs=1e-6)
+        old_retrieval, new_retrieval = (
+            old["scoreBreakdown"]["retrieval"],
+            new["scoreBreakdown"]["retrieval"],
+        )
+        assert new_retrieval["score"] == pytest.approx(old_retrieval["score"], abs=1e-6)
+        for signal in ("vector", "keyword"):
+            assert new_retrieval["inputs"][signal]["weight"] == pytest.approx(
+                old_retrieval["inputs"][signal]["weight"], abs=1e-6
+            )

@@ -3,12 +3,15 @@
 A store built with the offline default profile ranks by BM25 and the character n-gram
 embedding. With ``retrieval.rerank = "local-minilm"`` (or ``"local-minilm-int8"``) the two
 best chunks of each of that ranking's first :data:`DEPTH` documents (at least the answer's
-``top_k``) are scored again with all-MiniLM-L6-v2, exactly as a ``local-minilm`` store
-would score them: the model's cosine, half of it the document's (the mean of its two best
-candidate cosines), divided by its maximum over the re-ranked candidates, weighed by the
-model's α (0.7) against the same keyword score — and, for the Hangul/CJK share of a question
-(the model is English-only), the n-gram embedding's score with its own α, as
-``local-minilm`` does. The other candidates leave the answer. Chunk vectors come from
+``top_k``) are scored again with all-MiniLM-L6-v2, as a ``local-minilm`` store would score
+them: the model's cosine, half of it the document's (the mean of its two best candidate
+cosines), divided by its maximum over the re-ranked candidates, weighed by the model's α
+(0.7) against the same keyword score. The model is English-only: its say is the square of
+the question's Latin share, and the rest of the vector score stays the n-gram embedding's
+with its own α, so a Korean question is ranked as the first stage ranked it. The first
+stage's retrieval score keeps :data:`FIRST_STAGE_SHARE` of the result (its vector and α
+are folded in, so ``retrieval = α·vector + (1−α)·keyword`` still holds for every hit). The
+other candidates leave the answer. Chunk vectors come from
 :class:`ragit.embed.semantic.SemanticVectors`: computed on first use, then read back by
 content hash, so a (commit, profile, rerank) always gives the same answer. The answer names
 the re-ranking model (``retrieval.rerank`` in the data).
@@ -35,6 +38,10 @@ DEPTH = 15
 ALPHA = 0.7
 # The share of a chunk's model score that is its document's (local-minilm's measured value).
 DOCUMENT_WEIGHT = 0.5
+# The first stage's share of a re-ranked candidate's retrieval score. With it, and the model's
+# say the square of the question's Latin share, chosen on half A of the development sets and
+# confirmed on half B (docs/benchmarks.md, "Semantic re-ranking").
+FIRST_STAGE_SHARE = 0.2
 
 
 def _dot(a: list[float], b: list[float]) -> float:
@@ -51,6 +58,7 @@ class SemanticRerank:
     depth: int = DEPTH
     alpha: float = ALPHA
     document_weight: float = DOCUMENT_WEIGHT
+    first_stage: float = FIRST_STAGE_SHARE
     vectors: SemanticVectors = field(init=False)
     _explain: dict[str, dict[str, float]] = field(default_factory=dict, init=False)
 
@@ -116,17 +124,26 @@ class SemanticRerank:
         w = self.document_weight
         semantic = [(1.0 - w) * cosine[s.chunk_id] + w * doc_cos[s.doc.document_id] for s in inside]
         top = max(semantic, default=0.0)
-        a_model = (1.0 - question.cjk_share) * self.alpha
-        a_ngram = question.cjk_share * NGRAM_ALPHA
+        say = (1.0 - question.cjk_share) ** 2
+        a_model = say * self.alpha
+        a_ngram = (1.0 - say) * NGRAM_ALPHA
         a = a_model + a_ngram
+        keep = self.first_stage
         out: list[Scored] = []
         for s, value in zip(inside, semantic, strict=True):
             model = value / top if top > 0 else 0.0
             vector = (a_model * model + a_ngram * s.vector) / a if a > 0 else 0.0
-            retrieval = a * vector + (1.0 - a) * s.keyword
+            # retrieval = keep·first stage + (1 − keep)·(a·vector + (1 − a)·keyword), written
+            # as one α and one vector score.
+            alpha = keep * s.alpha + (1.0 - keep) * a
+            if alpha > 0:
+                vector = (keep * s.alpha * s.vector + (1.0 - keep) * a * vector) / alpha
+            retrieval = alpha * vector + (1.0 - alpha) * s.keyword
             final = s.final + W_RETRIEVAL * (retrieval - s.retrieval)
             out.append(
-                replace(s, vector=vector, retrieval=retrieval, final=final, mode="hybrid", alpha=a)
+                replace(
+                    s, vector=vector, retrieval=retrieval, final=final, mode="hybrid", alpha=alpha
+                )
             )
             self._explain[s.chunk_id] = {
                 "cosine": cosine[s.chunk_id],
