@@ -368,7 +368,12 @@ def slices(cases: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
 
 
 def profile_of(config: list[tuple[str, str]]) -> str:
-    return dict(config).get("embedding.provider", "local-placeholder")
+    """What the guard's baselines are kept by: the embedding provider, and the re-ranking
+    model when ``retrieval.rerank`` is set."""
+    chosen = dict(config)
+    profile = chosen.get("embedding.provider", "local-placeholder")
+    rerank = chosen.get("retrieval.rerank", "off")
+    return profile if rerank == "off" else f"{profile}+rerank-{rerank}"
 
 
 def compare(report: dict[str, Any], old: dict[str, Any], *, shown: int = 12) -> None:

@@ -108,6 +108,18 @@ def test_the_guard_fails_only_beyond_the_allowed_drop(tmp_path: Path) -> None:
     assert ev.guard(_report("other", 0.9), baselines) == 1
 
 
+def test_a_reranked_run_is_guarded_by_its_own_baseline() -> None:
+    """A run with ``retrieval.rerank`` set is neither compared with nor written over the
+    baseline of its embedding profile alone."""
+    assert ev.profile_of([]) == "local-placeholder"
+    assert ev.profile_of([("retrieval.rerank", "off")]) == "local-placeholder"
+    assert (
+        ev.profile_of([("retrieval.rerank", "local-minilm-int8")])
+        == "local-placeholder+rerank-local-minilm-int8"
+    )
+    assert ev.profile_of([("embedding.provider", "local-minilm")]) == "local-minilm"
+
+
 def test_compare_lists_the_cases_that_rose_and_fell(capsys: pytest.CaptureFixture[str]) -> None:
     def run(scores: dict[str, float]) -> dict:
         return {
