@@ -133,8 +133,10 @@ def test_rerank_keeps_the_reported_formula(tmp_path: Path) -> None:
 
 def test_rerank_leaves_a_hangul_question_as_the_first_stage_ranked_it(tmp_path: Path) -> None:
     """Implementation choice: the model is English-only, so its say is the square of the
-    question's Latin share; a question without Latin words keeps the first stage's scores."""
+    question's Latin share; a question without Latin words keeps the first stage's scores,
+    whatever ``retrieval.alpha`` the first stage ranked with."""
     repo = _repo(tmp_path)
+    repo.ragit("config", "set", "retrieval.alpha", "0.5")
     korean = ("query", "디스크 메모리 스왑", "--top-k", "3", "--format", "json", "--explain")
     before = repo.ragit(*korean).data
     repo.ragit("config", "set", "retrieval.rerank", "local-minilm")

@@ -7,8 +7,9 @@ best chunks of each of that ranking's first :data:`DEPTH` documents (at least th
 them: the model's cosine, half of it the document's (the mean of its two best candidate
 cosines), divided by its maximum over the re-ranked candidates, weighed by the model's α
 (0.7) against the same keyword score. The model is English-only: its say is the square of
-the question's Latin share, and the rest of the vector score stays the n-gram embedding's
-with its own α, so a Korean question is ranked as the first stage ranked it. The first
+the question's Latin share, and the rest of the vector score stays the first stage's (the
+n-gram embedding's) with its own α, so a Korean question is ranked as the first stage ranked
+it. The first
 stage's retrieval score keeps :data:`FIRST_STAGE_SHARE` of the result (its vector and α
 are folded in, so ``retrieval = α·vector + (1−α)·keyword`` still holds for every hit). The
 other candidates leave the answer. Chunk vectors come from
@@ -26,7 +27,7 @@ from typing import Any
 
 from ragit.embed.semantic import SemanticVectors, rerank_profile
 from ragit.retrieve.candidates import Scored
-from ragit.retrieve.engine import NGRAM_ALPHA, VECTOR_DOC_TOP
+from ragit.retrieve.engine import VECTOR_DOC_TOP
 from ragit.retrieve.hit import W_RETRIEVAL
 from ragit.text.question import Question
 
@@ -126,13 +127,15 @@ class SemanticRerank:
         top = max(semantic, default=0.0)
         say = (1.0 - question.cjk_share) ** 2
         a_model = say * self.alpha
-        a_ngram = (1.0 - say) * NGRAM_ALPHA
-        a = a_model + a_ngram
         keep = self.first_stage
         out: list[Scored] = []
         for s, value in zip(inside, semantic, strict=True):
             model = value / top if top > 0 else 0.0
-            vector = (a_model * model + a_ngram * s.vector) / a if a > 0 else 0.0
+            # The model takes its say of the first stage's vector weight; the rest stays the
+            # first stage's own score with its own α.
+            a_first = (1.0 - say) * s.alpha
+            a = a_model + a_first
+            vector = (a_model * model + a_first * s.vector) / a if a > 0 else 0.0
             # retrieval = keep·first stage + (1 − keep)·(a·vector + (1 − a)·keyword), written
             # as one α and one vector score.
             alpha = keep * s.alpha + (1.0 - keep) * a
