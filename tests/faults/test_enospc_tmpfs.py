@@ -321,3 +321,39 @@ def test_a_disk_that_fills_inside_zvecs_write_is_recovered_by_the_next_writer(
             **_recover_and_finish(repo, template, reference),
         }
     )
+
+
+def test_a_full_user_cache_is_a_typed_error_that_says_where_and_how_to_recover(
+    disk: Disk, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Implementation choice (contract §6: readers read a copy in the user cache): a query
+    whose user cache is on a full disk cannot make its reader copy. It is the typed
+    not-ready error, exit 3, naming the cache directory, the cause and the two ways out; once
+    space is freed the same query answers, and nothing in the repository changed."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    repo = make_repo(tmp_path, "docs-basic", commit_init=True)
+    repo.ingest(all=True)
+    expected = repo.ragit("query", QUESTION, "--format", "json").data["hits"]
+    state = repo.ragit("status", "--format", "json").data["snapshot"]
+    full_cache = disk.root / "full-cache"
+    disk.fill()
+    try:
+        run = repo.ragit(
+            "query", QUESTION, "--format", "json", env={"XDG_CACHE_HOME": str(full_cache)}
+        )
+        assert run.code == 3, run.stderr
+        error = run.envelope["error"]
+        assert error["code"] == "SNAPSHOT_STORE_UNAVAILABLE"
+        assert (
+            f"user cache {full_cache / 'ragit'} (No space left on device, ENOSPC)"
+            in (error["message"])
+        )
+        assert "free space there or set XDG_CACHE_HOME" in error["message"]
+        assert "Traceback" not in run.stderr
+    finally:
+        disk.clear()
+    again = repo.ragit(
+        "query", QUESTION, "--format", "json", env={"XDG_CACHE_HOME": str(full_cache)}
+    )
+    assert again.data["hits"] == expected
+    assert repo.ragit("status", "--format", "json").data["snapshot"] == state

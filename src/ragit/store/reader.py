@@ -22,6 +22,7 @@ under the repository: the copy goes to the user cache.
 
 from __future__ import annotations
 
+import errno
 import math
 import os
 import time
@@ -38,7 +39,7 @@ from ragit.store.lock import inspect_lock
 from ragit.store.meta import StoreMeta, read_meta
 from ragit.store.rows import StoredChunk
 from ragit.store.terms import TermReader
-from ragit.workspace import Workspace
+from ragit.workspace import Workspace, user_cache_dir
 
 POLL_SECONDS = 0.025
 
@@ -202,9 +203,7 @@ class StoreReader:
             except FileNotFoundError:
                 made = None  # a canonical file vanished under the copy: a writer started
             except OSError as exc:
-                raise SnapshotStoreUnavailable(
-                    None, f"cannot write a reader copy to the user cache ({exc.__class__.__name__})"
-                ) from exc
+                raise SnapshotStoreUnavailable(None, _copy_failure(exc)) from exc
             if made is None:
                 pause_or_busy(lock_state)
                 continue
@@ -294,3 +293,15 @@ class StoreReader:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def _copy_failure(exc: OSError) -> str:
+    """Why a reader copy could not be written (``os.strerror`` and the errno's name), where,
+    and what frees the way: a full or unwritable user cache is the user's to fix."""
+    name = errno.errorcode.get(exc.errno or 0)
+    cause = f"{exc.strerror}, {name}" if exc.strerror and name else exc.__class__.__name__
+    return (
+        f"cannot write a reader copy to the user cache {user_cache_dir()} ({cause}): free "
+        "space there or set XDG_CACHE_HOME to a writable directory with room, then run the "
+        "command again"
+    )
