@@ -1108,10 +1108,12 @@ def semantic_ingest(ctx: Context) -> list[Row]:
     probe_dir = ctx.scratch("semantic-probe")
     probe_repo = copy_repo(pristine, probe_dir / "repo", ctx.git)
     ctx.progress(f"{sc}: probe ({corpus}): chunks, tokens, onnxruntime fp32 ceiling")
+    # One process: with the embedding helper on, the probe would see only the texts the
+    # ingest's own process embeds (the helper takes the rest on the second core).
     probe_sample = run(
         [_impl_python(ctx), str(SEMANTIC_PROBE), str(probe_repo)],
         cwd=probe_repo,
-        env=ctx.fresh_cache_env(probe_dir),
+        env=ctx.fresh_cache_env(probe_dir).with_(RAGIT_EMBED_HELPER="0"),
     )
     probe = json.loads(probe_sample.stdout.strip().splitlines()[-1])
     ctx.discard(probe_dir)

