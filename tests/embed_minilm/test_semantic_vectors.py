@@ -60,17 +60,25 @@ def test_an_unwritable_vector_cache_computes_without_keeping(
     assert vectors.computed == 2
 
 
+@pytest.mark.parametrize(
+    ("model", "rerank"),
+    [(None, "local-minilm-int8"), ("all-MiniLM-L6-v2", "local-minilm")],
+    ids=["default-int8", "fp32"],
+)
 def test_chunk_vectors_equal_the_ones_a_local_minilm_ingest_stores(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model: str | None, rerank: str
 ) -> None:
     """Implementation choice: the re-ranking embeds what ingest embeds (``search_en``), with
-    the same model, so its vectors are a ``local-minilm`` store's."""
+    the same model, so its vectors are a ``local-minilm`` store's (the provider's default
+    model, int8, and fp32 when named)."""
     from tests.snapshot._kit import make_repo
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.setenv("RAGIT_MINILM_ENGINE", "numpy")
     repo = make_repo(tmp_path, "docs-basic")
     repo.ragit("config", "set", "embedding.provider", "local-minilm")
+    if model is not None:
+        repo.ragit("config", "set", "embedding.model", model)
     repo.git("add", "--", ".ragit/config.toml")
     repo.git("commit", "-q", "-m", "local-minilm")
     assert repo.ragit("ingest", "--all", "--format", "json").data["embedded"] > 0
@@ -82,6 +90,6 @@ def test_chunk_vectors_equal_the_ones_a_local_minilm_ingest_stores(
         ids = [cid for doc in manifest["docs"] for cid in doc["chunkIds"]][:6]
         stored = reader.fetch_vectors(ids)
         texts = reader.embedded_texts(ids)
-    ours = Vectors(rerank_profile("local-minilm")).texts([texts[cid] for cid in ids])
+    ours = Vectors(rerank_profile(rerank)).texts([texts[cid] for cid in ids])
     for cid, vector in zip(ids, ours, strict=True):
         assert max(abs(a - b) for a, b in zip(vector, stored[cid], strict=True)) < 1e-6
