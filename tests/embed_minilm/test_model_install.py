@@ -210,3 +210,37 @@ def test_model_install_with_no_matching_wheel_names_the_cause(tmp_path: Path) ->
     assert envelope["error"]["details"]["cause"] == "not-found"
     assert envelope["error"]["retryable"] is False
     assert envelope["error"]["recovery"]["command"] is None
+
+
+def test_model_install_on_a_read_only_user_cache_names_the_cache_not_the_repository(
+    tmp_path: Path,
+) -> None:
+    """Implementation choice: the int8 build is refused by a read-only user cache; run outside
+    any repository, FILESYSTEM_UNUSABLE names the cache by its absolute path and asks for write
+    access there, not under `.ragit` (there is no repository)."""
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=1m,ro", "tmpfs", str(cache)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if mounted.returncode != 0:
+        pytest.skip(f"LOUD SKIP: mounting a tmpfs is not permitted here ({mounted.stderr!r})")
+    try:
+        (tmp_path / "home").mkdir()
+        env = pip_env(tmp_path)
+        proc, envelope = model_install(Path(sys.executable), env)
+    finally:
+        subprocess.run(["umount", "-l", str(cache)], capture_output=True, check=False)
+    assert proc.returncode == 3, proc.stderr
+    error = envelope["error"]
+    assert error["code"] == "FILESYSTEM_UNUSABLE"
+    assert error["details"] == {
+        "path": str(cache / "ragit"),
+        "reason": "read-only-filesystem",
+        "errno": "EROFS",
+    }
+    assert error["message"].endswith("RAGit needs to write there")
+    assert ".ragit" not in error["message"]

@@ -297,7 +297,9 @@ def run_spec(spec: CommandSpec, params: dict[str, Any], ctx: click.Context) -> i
 
             # A full disk, a permission denied, a read-only mount: the machine's condition,
             # typed (FILESYSTEM_UNUSABLE) wherever in the command it surfaced.
-            typed = filesystem_error(exc, Path(inv.envelope_cwd))
+            # Paths inside the repository are shown repo-relative; any other (the user cache,
+            # a command run outside a repository) stays absolute.
+            typed = filesystem_error(exc, inv.root)
             if typed is None:
                 raise
             return _fail(inv, typed)

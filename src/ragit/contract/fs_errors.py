@@ -49,15 +49,22 @@ class FilesystemUnusable(NotReadyError):
         **extra: Any,
     ) -> None:
         where = path or "the repository"
+        # A path shown absolute lies outside the repository (the user cache, say).
+        outside = path is not None and os.path.isabs(path)
         messages = {
             self.NO_SPACE: f"no space left on the device that holds {where}: free some space, "
             "then run the command again (the previous snapshot stays readable)",
-            self.PERMISSION_DENIED: f"permission denied on {where}: run RAGit as the user who "
-            "owns the repository's .ragit directory, or give this user read and write access",
+            self.PERMISSION_DENIED: f"permission denied on {where}: "
+            + (
+                "give this user read and write access to it"
+                if outside
+                else "run RAGit as the user who owns the repository's .ragit directory, or "
+                "give this user read and write access"
+            ),
             self.READ_ONLY: f"{where} is on a read-only file system: RAGit needs to write "
-            "under .ragit",
-            self.NOT_A_DIRECTORY: f"{where}: a file stands where RAGit keeps a directory "
-            "(.ragit and the directories inside it must be directories)",
+            + ("there" if outside else "under .ragit"),
+            self.NOT_A_DIRECTORY: f"{where}: a file stands where RAGit keeps a directory"
+            + ("" if outside else " (.ragit and the directories inside it must be directories)"),
             self.IO_ERROR: f"input/output error on {where}: check the device",
             self.OUTSIDE_REPOSITORY: f"{where} is a symlink that leads outside the repository"
             + (f" ({extra['target']})" if extra.get("target") else "")
