@@ -111,6 +111,11 @@ class Invocation:
         return self._config
 
     @property
+    def known_root(self) -> Path | None:
+        """The repository root if this command has looked for it (no search here)."""
+        return self._root if self._root_searched else None
+
+    @property
     def envelope_cwd(self) -> str:
         root = self._root if self._root_searched else None
         return str(root if root is not None else self.start_dir)
@@ -297,9 +302,9 @@ def run_spec(spec: CommandSpec, params: dict[str, Any], ctx: click.Context) -> i
 
             # A full disk, a permission denied, a read-only mount: the machine's condition,
             # typed (FILESYSTEM_UNUSABLE) wherever in the command it surfaced.
-            # Paths inside the repository are shown repo-relative; any other (the user cache,
-            # a command run outside a repository) stays absolute.
-            typed = filesystem_error(exc, inv.root)
+            # Paths inside the repository the command works in are shown repo-relative; any
+            # other (the user cache, a command that needs no repository) stays absolute.
+            typed = filesystem_error(exc, inv.known_root)
             if typed is None:
                 raise
             return _fail(inv, typed)
