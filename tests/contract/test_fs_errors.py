@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests._tmpfs import tmpfs
 
 from ragit.contract.fs_errors import FilesystemUnusable, filesystem_error
 
@@ -28,20 +29,8 @@ def _raised(action: object) -> BaseException:
 
 @pytest.fixture
 def tiny_tmpfs(tmp_path: Path) -> Iterator[Path]:
-    mount = tmp_path / "tmpfs"
-    mount.mkdir()
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mount)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        pytest.skip(f"LOUD SKIP: mounting a tmpfs is not permitted here ({done.stderr.strip()!r})")
-    try:
+    with tmpfs(tmp_path / "tmpfs", "size=256k") as mount:
         yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], capture_output=True, check=False)
 
 
 def test_a_file_where_a_directory_belongs_names_that_file(tmp_path: Path) -> None:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests._tmpfs import tmpfs
 from tests.embed_minilm.conftest import MODEL_SKIP_REASON, model_package_installed
 
 pytestmark = pytest.mark.skipif(not model_package_installed(), reason=MODEL_SKIP_REASON)
@@ -218,22 +219,9 @@ def test_model_install_on_a_read_only_user_cache_names_the_cache_not_the_reposit
     """Implementation choice: the int8 build is refused by a read-only user cache; run outside
     any repository, FILESYSTEM_UNUSABLE names the cache by its absolute path and asks for write
     access there, not under `.ragit` (there is no repository)."""
-    cache = tmp_path / "cache"
-    cache.mkdir()
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=1m,ro", "tmpfs", str(cache)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if mounted.returncode != 0:
-        pytest.skip(f"LOUD SKIP: mounting a tmpfs is not permitted here ({mounted.stderr!r})")
-    try:
-        (tmp_path / "home").mkdir()
-        env = pip_env(tmp_path)
-        proc, envelope = model_install(Path(sys.executable), env)
-    finally:
-        subprocess.run(["umount", "-l", str(cache)], capture_output=True, check=False)
+    (tmp_path / "home").mkdir()
+    with tmpfs(tmp_path / "cache", "size=1m,ro") as cache:
+        proc, envelope = model_install(Path(sys.executable), pip_env(tmp_path))
     assert proc.returncode == 3, proc.stderr
     error = envelope["error"]
     assert error["code"] == "FILESYSTEM_UNUSABLE"

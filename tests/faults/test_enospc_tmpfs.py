@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests._tmpfs import tmpfs
 from tests.faults._faultkit import envelope_error
 from tests.snapshot._kit import RagitRepo, hits_key, make_repo, wait_for_line
 
@@ -102,19 +103,8 @@ class Disk:
 
 @pytest.fixture(scope="module")
 def disk(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Disk]:
-    mount = tmp_path_factory.mktemp("tmpfs")
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", f"size={TMPFS_MB}m", "tmpfs", str(mount)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        pytest.skip(f"LOUD SKIP: mounting a tmpfs is not permitted here ({done.stderr.strip()!r})")
-    try:
+    with tmpfs(tmp_path_factory.mktemp("tmpfs"), f"size={TMPFS_MB}m") as mount:
         yield Disk(mount)
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], capture_output=True, check=False)
 
 
 @dataclass
