@@ -307,8 +307,8 @@ def install_model(
         model_path=model_path,
         package_version=version,
         int8_model=int8_model,
-        # Re-ranking needs no re-ingest and measured level with a local-minilm store on
-        # kep-dev-v1 (docs/benchmarks.md); the full store is the second choice.
+        # Re-ranking needs no re-ingest and measured close to a local-minilm store on
+        # kep-dev-v1 (0.8957 against 0.9051, docs/benchmarks.md); the store is the second step.
         next_step=(
             "ragit config set retrieval.rerank local-minilm-int8  (or, to embed every chunk: "
             "ragit config set embedding.provider local-minilm && ragit migrate embeddings)"
