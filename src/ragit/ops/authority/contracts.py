@@ -245,8 +245,13 @@ def detect_head(path: str, head: str) -> str:
     text up to the first ATX heading line (the same answer, a fraction of the work)."""
     start = 0
     if head.startswith(("---", "\ufeff---")):
+        from ragit.ingest.chunking import normalize_text
+        from ragit.ingest.frontmatter import parse_frontmatter
+
         close = _FM_CLOSE.search(head, head.find("\n") + 1)
-        if close is None:
+        if close is None or not parse_frontmatter(normalize_text(head))[0]:
+            # No frontmatter by ingest's rule (never closed, or lines that are not
+            # `key: value`): its `---` and fences are body text, decided on the whole head.
             return detect(path, head)
         start = close.end()
     heading = _ATX_LINE.search(head, start)
