@@ -117,7 +117,7 @@ class Invocation:
 
     @property
     def envelope_cwd(self) -> str:
-        root = self._root if self._root_searched else None
+        root = self.known_root
         return str(root if root is not None else self.start_dir)
 
     # ------------------------------------------------------------ input
